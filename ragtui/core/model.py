@@ -1,0 +1,167 @@
+"""The data model: a run is a header plus cases; every case carries its chunks, scores and claims.
+
+Values are normalised to [0, 1]; `raw` keeps what the source said. A metric that failed is an
+entry in `Case.errors`, never a Score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+RunKind = Literal["eval", "rejudge", "rerun"]
+RUN_KINDS: tuple[str, ...] = ("eval", "rejudge", "rerun")
+
+Verdict = Literal["SUPPORTED", "PARTIAL", "UNSUPPORTED"]
+VERDICTS: tuple[str, ...] = ("SUPPORTED", "PARTIAL", "UNSUPPORTED")
+
+# Config keys that differ between reruns of one config and so must not split its config key.
+VOLATILE_CONFIG_KEYS = frozenset(
+    {
+        "id",
+        "run_id",
+        "eval_id",
+        "timestamp",
+        "created_at",
+        "date",
+        "time",
+        "started_at",
+        "finished_at",
+        "seed",
+        "random_seed",
+        "rerun",
+        "rerun_index",
+        "repeat",
+        "epoch",
+        "attempt",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    text: str
+    source: str | None = None
+    rank: int | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Score:
+    """One metric's grade of one case. `value` is in [0, 1]."""
+
+    value: float
+    raw: Any = None
+    label: str | None = None
+    scale: tuple[float, float] | None = None
+    reason: str | None = None
+    reply: str | None = None  # the judge's full reply, shown as-is on the Case screen
+    prompt_hash: str | None = None
+    threshold: float | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    metric: str
+    text: str
+    verdict: str  # one of VERDICTS
+    chunks: tuple[str, ...] = ()
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    case_id: str
+    question: str
+    answer: str
+    reference: str | None = None
+    contexts: tuple[Chunk, ...] = ()
+    scores: Mapping[str, Score] = field(default_factory=dict)
+    claims: tuple[Claim, ...] = ()
+    errors: Mapping[str, str] = field(default_factory=dict)
+    human: Mapping[str, float] = field(default_factory=dict)
+    latency_ms: float | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JudgeInfo:
+    model: str | None = None
+    provider: str | None = None
+    prompt_hash: str | None = None
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    name: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    format: str
+    path: str | None = None
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run header. Cases travel separately (see `RunFile`) so big runs can be streamed."""
+
+    id: str
+    name: str
+    created_at: str  # ISO 8601
+    config: Mapping[str, Any] = field(default_factory=dict)
+    config_key: str = ""
+    judge: JudgeInfo = field(default_factory=JudgeInfo)
+    dataset: DatasetInfo = field(default_factory=DatasetInfo)
+    parent: str | None = None
+    kind: str = "eval"  # one of RUN_KINDS
+    source: SourceInfo | None = None
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """A whole run in memory: the header and its cases."""
+
+    run: Run
+    cases: tuple[Case, ...] = ()
+
+
+def derive_config_key(
+    config: Mapping[str, Any], judge: JudgeInfo | None = None, generator: str | None = None
+) -> str:
+    """Hash of the canonical config (plus generator and judge) without volatile keys.
+
+    Reruns of one config get the same key; a different judge model or judge prompt does not.
+    """
+    stable = _strip_volatile(config)
+    material = {
+        "config": stable,
+        "generator": generator if generator is not None else stable.get("generator"),
+        "judge": None if judge is None else [judge.model, judge.prompt_hash],
+    }
+    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
+    return "cfg-" + hashlib.sha256(canonical.encode()).hexdigest()[:10]
+
+
+def _strip_volatile(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {
+            str(k): _strip_volatile(v)
+            for k, v in value.items()
+            if str(k).lower() not in VOLATILE_CONFIG_KEYS
+        }
+    if isinstance(value, list | tuple):
+        return [_strip_volatile(v) for v in value]
+    return value
+
+
+def stable_case_id(question: str, prefix: str = "q") -> str:
+    """Id for a case whose source has none: a hash of the whitespace-normalised question."""
+    normalised = " ".join(question.split()).casefold()
+    return f"{prefix}-" + hashlib.sha256(normalised.encode()).hexdigest()[:12]

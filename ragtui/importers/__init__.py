@@ -1,0 +1,46 @@
+"""Importers: one module per format, a registry, and a sniffer that picks the format by content."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragtui.importers import deepeval, generic, inspect, native, promptfoo, ragas  # noqa: F401  (they register)
+from ragtui.importers.base import (
+    HEAD_BYTES,
+    REGISTRY,
+    Importer,
+    ImportFormatError,
+    ImportOptions,
+    Sniff,
+)
+
+__all__ = ["REGISTRY", "ImportFormatError", "ImportOptions", "Importer", "Sniff", "detect", "load_file"]
+
+
+def detect(path: Path) -> Importer:
+    """The importer whose sniffer accepts the file; else an error listing every format tried."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError as exc:
+        raise ImportFormatError(f"{path}: cannot be read ({exc.strerror})") from None
+    if not head.strip():
+        raise ImportFormatError(f"{path}: the file is empty")
+    reasons = []
+    for importer in REGISTRY.values():
+        answer = importer.sniff(path, head)
+        if answer.matches:
+            return importer
+        reasons.append(f"  {importer.name}: {answer.reason}")
+    raise ImportFormatError(f"{path}: unknown format; tried:\n" + "\n".join(reasons))
+
+
+def load_file(path: Path, fmt: str | None = None, options: ImportOptions | None = None) -> list:
+    options = options or ImportOptions()
+    if fmt is None:
+        importer = detect(path)
+    elif fmt in REGISTRY:
+        importer = REGISTRY[fmt]
+    else:
+        raise ImportFormatError(f"unknown --format {fmt!r}; known: {', '.join(REGISTRY)}")
+    return importer.load(path, options)

@@ -1,0 +1,54 @@
+"""What every importer provides, and the registry the sniffer walks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ragtui.core.errors import RagtuiError
+from ragtui.core.model import RunFile
+
+HEAD_BYTES = 64 * 1024
+
+
+class ImportFormatError(RagtuiError):
+    """A foreign file that cannot be imported; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Sniff:
+    """An importer's answer to "is this file yours?"; `reason` explains a no (shown to users)."""
+
+    matches: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    name: str | None = None  # --name: the run name (a suffix is added when a file holds several runs)
+    overrides: Mapping[str, str] = field(default_factory=dict)  # --set key=value, into config
+    mapping: Mapping[str, str] = field(default_factory=dict)  # --map field=COLUMN
+
+
+class Importer(Protocol):
+    name: str  # the --format name
+    description: str
+
+    def sniff(self, path: Path, head: bytes) -> Sniff: ...
+
+    def load(self, path: Path, options: ImportOptions) -> list[RunFile]:
+        """Every run the file holds, as native runs (source.format/path/sha256 filled in).
+
+        Raises ImportFormatError naming the file and what is wrong; never returns a partial run.
+        """
+        ...
+
+
+REGISTRY: dict[str, Importer] = {}
+
+
+def register(importer: Importer) -> Importer:
+    REGISTRY[importer.name] = importer
+    return importer

@@ -1,0 +1,1 @@
+"""deepeval importer (being written)."""

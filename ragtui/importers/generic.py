@@ -1,0 +1,1 @@
+"""generic importer (being written)."""

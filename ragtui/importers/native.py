@@ -1,0 +1,1 @@
+"""native importer (being written)."""

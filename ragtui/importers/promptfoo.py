@@ -1,0 +1,1 @@
+"""promptfoo importer (being written)."""

@@ -1,0 +1,1 @@
+"""ragas importer (being written)."""
