@@ -48,18 +48,22 @@ class _Line:
 
     def __init__(self, path: str, number: int) -> None:
         self.path = path
-        self.number = number
+        self.lineno = number
 
     def fail(self, field: str | None, expected: str, found: Any = ...) -> RunFileError:
-        message = f"expected {expected}" if found is ... else f"expected {expected}, found {_show(found)}"
-        return RunFileError(self.path, message, line=self.number, field=field)
+        message = (
+            f"expected {expected}" if found is ... else f"expected {expected}, found {_show(found)}"
+        )
+        return RunFileError(self.path, message, line=self.lineno, field=field)
 
     def obj(self, value: Any, field: str | None) -> Mapping[str, Any]:
         if not isinstance(value, dict):
             raise self.fail(field, "a JSON object", value)
         return value
 
-    def text(self, obj: Mapping[str, Any], key: str, prefix: str = "", *, required: bool = True) -> str | None:
+    def text(
+        self, obj: Mapping[str, Any], key: str, prefix: str = "", *, required: bool = True
+    ) -> str | None:
         field = prefix + key
         if key not in obj or obj[key] is None:
             if required:
@@ -70,14 +74,20 @@ class _Line:
             raise self.fail(field, "a string", value)
         return value
 
-    def number(self, obj: Mapping[str, Any], key: str, prefix: str = "", *, required: bool = False) -> float | None:
+    def number(
+        self, obj: Mapping[str, Any], key: str, prefix: str = "", *, required: bool = False
+    ) -> float | None:
         field = prefix + key
         value = obj.get(key)
         if value is None:
             if required:
                 raise self.fail(field, "a number", None if key in obj else ...)
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             raise self.fail(field, "a finite number", value)
         return value
 
@@ -109,19 +119,26 @@ def _loads(raw: bytes | str, ctx: _Line) -> Any:
     try:
         return json.loads(raw)
     except UnicodeDecodeError as exc:
-        raise RunFileError(ctx.path, f"expected UTF-8 text ({exc.reason})", line=ctx.number) from None
+        raise RunFileError(
+            ctx.path, f"expected UTF-8 text ({exc.reason})", line=ctx.lineno
+        ) from None
     except json.JSONDecodeError as exc:
         raise RunFileError(
-            ctx.path, f"expected one JSON object per line ({exc.msg} at column {exc.colno})", line=ctx.number
+            ctx.path,
+            f"expected one JSON object per line ({exc.msg} at column {exc.colno})",
+            line=ctx.lineno,
         ) from None
     except RecursionError:
-        raise RunFileError(ctx.path, "expected JSON nested less deeply", line=ctx.number) from None
+        raise RunFileError(ctx.path, "expected JSON nested less deeply", line=ctx.lineno) from None
 
 
 def parse_header(obj: Any, ctx: _Line) -> Run:
     obj = ctx.obj(obj, None)
     if "ragtui_run" not in obj:
-        raise ctx.fail("ragtui_run", f"the run header (an object with \"ragtui_run\": {FORMAT_VERSION}) on line 1")
+        raise ctx.fail(
+            "ragtui_run",
+            f'the run header (an object with "ragtui_run": {FORMAT_VERSION}) on line 1',
+        )
     if obj["ragtui_run"] != FORMAT_VERSION or isinstance(obj["ragtui_run"], bool):
         raise ctx.fail("ragtui_run", f"format version {FORMAT_VERSION}", obj["ragtui_run"])
     run_id = ctx.text(obj, "id")
@@ -133,7 +150,9 @@ def parse_header(obj: Any, ctx: _Line) -> Run:
     try:
         datetime.fromisoformat(created_at.replace("Z", "+00:00"))
     except ValueError:
-        raise ctx.fail("created_at", "an ISO 8601 date-time such as 2026-11-20T10:00:00Z", created_at) from None
+        raise ctx.fail(
+            "created_at", "an ISO 8601 date-time such as 2026-11-20T10:00:00Z", created_at
+        ) from None
     config = dict(ctx.mapping(obj, "config"))
     judge_obj = ctx.mapping(obj, "judge")
     judge = JudgeInfo(
@@ -339,13 +358,20 @@ def header_to_json(run: Run) -> dict[str, Any]:
 
 
 def case_to_json(case: Case) -> dict[str, Any]:
-    out: dict[str, Any] = {"case_id": case.case_id, "question": case.question, "answer": case.answer}
+    out: dict[str, Any] = {
+        "case_id": case.case_id,
+        "question": case.question,
+        "answer": case.answer,
+    }
     if case.reference is not None:
         out["reference"] = case.reference
     if case.contexts:
-        out["contexts"] = [_drop_none(
-            {"id": c.id, "text": c.text, "source": c.source, "rank": c.rank, "score": c.score}
-        ) for c in case.contexts]
+        out["contexts"] = [
+            _drop_none(
+                {"id": c.id, "text": c.text, "source": c.source, "rank": c.rank, "score": c.score}
+            )
+            for c in case.contexts
+        ]
     if case.scores:
         out["scores"] = {
             metric: _drop_none(
@@ -365,7 +391,13 @@ def case_to_json(case: Case) -> dict[str, Any]:
     if case.claims:
         out["claims"] = [
             _drop_none(
-                {"metric": c.metric, "text": c.text, "verdict": c.verdict, "chunks": list(c.chunks), "reason": c.reason}
+                {
+                    "metric": c.metric,
+                    "text": c.text,
+                    "verdict": c.verdict,
+                    "chunks": list(c.chunks),
+                    "reason": c.reason,
+                }
             )
             for c in case.claims
         ]

@@ -14,7 +14,15 @@ from ragtui.importers.base import (
     Sniff,
 )
 
-__all__ = ["REGISTRY", "ImportFormatError", "ImportOptions", "Importer", "Sniff", "detect", "load_file"]
+__all__ = [
+    "REGISTRY",
+    "ImportFormatError",
+    "ImportOptions",
+    "Importer",
+    "Sniff",
+    "detect",
+    "load_file",
+]
 
 
 def detect(path: Path) -> Importer:

@@ -27,7 +27,9 @@ class Sniff:
 
 @dataclass(frozen=True)
 class ImportOptions:
-    name: str | None = None  # --name: the run name (a suffix is added when a file holds several runs)
+    name: str | None = (
+        None  # --name: the run name (a suffix is added when a file holds several runs)
+    )
     overrides: Mapping[str, str] = field(default_factory=dict)  # --set key=value, into config
     mapping: Mapping[str, str] = field(default_factory=dict)  # --map field=COLUMN
 

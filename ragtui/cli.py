@@ -1,0 +1,233 @@
+"""The `ragtui` command: a thin shell over core/, importers/ and judge/."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ragtui.core.errors import RagtuiError
+from ragtui.core.store import Store
+from ragtui.core.views import case_lines, run_rows
+
+DEFAULT_FOLDER = Path("runs")
+# Command modules under ragtui/commands/, each exposing COMMANDS.
+COMMAND_MODULES = ("compare", "importing", "judge", "bench")
+
+
+def bundled_samples() -> Path:
+    """The demo history: inside the package when installed from a wheel, else beside it."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_sample_runs", here.parent / "sample_runs"):
+        if candidate.is_dir():
+            return candidate
+    raise RagtuiError("the bundled sample_runs/ folder is missing from this installation")
+
+
+def resolve_folder(path: str | Path | None) -> tuple[Path, str | None]:
+    """The folder to open and a notice when it is not the one the user named.
+
+    No path: ./runs when it holds run files (or foreign result files), else the bundled samples.
+    """
+    if path is not None:
+        folder = Path(path)
+        if not folder.is_dir():
+            raise RagtuiError(f"{folder}: no such folder")
+        return folder, None
+    if DEFAULT_FOLDER.is_dir() and any(
+        p.is_file() and not p.name.startswith(".") for p in DEFAULT_FOLDER.rglob("*")
+    ):
+        return DEFAULT_FOLDER, None
+    samples = bundled_samples()
+    return samples, f"no run files in ./runs: showing the bundled demo history in {samples}"
+
+
+def open_store(path: str | Path | None, *, announce: bool = True) -> Store:
+    """Open (and refresh) the index of a folder, printing notices and bad files on stderr."""
+    folder, notice = resolve_folder(path)
+    if notice and announce:
+        click.echo(notice, err=True)
+    store = Store.open(folder)
+    if announce:
+        for line in store.notices:
+            click.echo(f"notice: {line}", err=True)
+        for problem in store.problems:
+            click.echo(f"skipped: {problem}", err=True)
+    return store
+
+
+def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn the project's own errors into one line on stderr and exit status 2."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except RagtuiError as err:
+            raise click.ClickException(str(err)) from None
+
+    return wrapper
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RagtuiError as err:
+            click.echo(f"Error: {err}", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=_Group, invoke_without_command=True)
+@click.version_option(package_name="ragtui")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Compare RAG evaluation runs: noise-aware verdicts, case drill-down, re-judging.
+
+    With no command, opens the dashboard on ./runs (or the bundled demo history).
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(open_tui, path=None)
+
+
+@cli.command("open")
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+def open_tui(path: str | None) -> None:
+    """Open the dashboard on PATH (default ./runs, else the bundled sample history)."""
+    folder, notice = resolve_folder(path)
+    try:
+        app_module = importlib.import_module("ragtui.tui.app")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("ragtui.tui"):
+            raise RagtuiError(
+                "the terminal UI is not built yet; use `ragtui runs` meanwhile"
+            ) from None
+        raise
+    app_module.run_app(folder, notice=notice)
+
+
+@cli.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def runs(path: str | None, as_json: bool) -> None:
+    """List the runs in PATH with their per-metric means."""
+    with open_store(path, announce=not as_json) as store:
+        rows, metrics = run_rows(store)
+    if as_json:
+        click.echo(json.dumps({"metrics": metrics, "runs": rows}, indent=2, default=str))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, header_style="bold")
+    for column in ("id", "date", "name", "kind", "config key", "judge", "N"):
+        table.add_column(column, no_wrap=column in ("id", "date"))
+    for metric in metrics:
+        table.add_column(metric, justify="right")
+    for row in rows:
+        means = [
+            "—" if row["means"].get(m) is None else f"{100 * row['means'][m]:.1f}" for m in metrics
+        ]
+        cells = (
+            row["id"],
+            row["created_at"][:10],
+            row["name"],
+            row["kind"],
+            row["config_key"],
+            row["judge"] or "—",
+            str(row["n_cases"]),
+            *means,
+        )
+        table.add_row(*(_literal(v) for v in cells))
+    Console(highlight=False).print(table)
+    click.echo("means in points (0-100); — = no scores")
+
+
+@cli.command()
+@click.argument("run")
+@click.argument("case", required=False)
+@click.option("--path", "path", type=click.Path(file_okay=False), help="Runs folder.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def show(run: str, case: str | None, path: str | None, as_json: bool) -> None:
+    """Print a run (its header and cases) or one CASE of it in full."""
+    with open_store(path, announce=not as_json) as store:
+        run_id = store.resolve_run(run)
+        header = store.run(run_id)
+        if case is None:
+            cases = store.cases(run_id).to_pylist()
+            if as_json:
+                from ragtui.core.runfile import header_to_json
+
+                click.echo(
+                    json.dumps(
+                        {"run": header_to_json(header), "cases": cases}, indent=2, default=str
+                    )
+                )
+                return
+            click.echo(
+                f"run {header.id}  name {header.name}  kind {header.kind}  created {header.created_at}"
+            )
+            click.echo(
+                f"config {json.dumps(dict(header.config), sort_keys=True)}  key {header.config_key}"
+            )
+            click.echo(
+                f"judge {header.judge.model} ({header.judge.provider}) prompt {header.judge.prompt_hash}"
+            )
+            click.echo(f"{len(cases)} cases")
+            for row in cases:
+                click.echo(f"  {row['case_id']}  {_one_line(row['question'], 90)}")
+            return
+        found = store.case(run_id, case)
+        if found is None:
+            raise RagtuiError(f"run {run_id} has no case {case!r}")
+    if as_json:
+        from ragtui.core.runfile import case_to_json
+
+        click.echo(json.dumps(case_to_json(found), indent=2, ensure_ascii=False))
+        return
+    for line in case_lines(found):
+        click.echo(line)
+
+
+def _one_line(text: str, width: int) -> str:
+    from ragtui.core.views import printable
+
+    flat = " ".join(printable(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _literal(value: str) -> Any:
+    from rich.text import Text
+
+    from ragtui.core.views import printable
+
+    return Text(printable(value))
+
+
+def _add_commands() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"ragtui.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"ragtui.commands.{name}":
+                continue  # that area is not built yet
+            raise
+        for command in getattr(module, "COMMANDS", []):
+            cli.add_command(command)
+
+
+_add_commands()
+
+
+def main() -> None:
+    try:
+        cli(standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
