@@ -1,0 +1,232 @@
+"""The data side of a comparison: scores pivoted to arrays, rerun checks, agreement, warnings.
+
+Split from compare.py to keep each file readable; compare.py is the public face.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragtui.core import stats
+from ragtui.core.model import Run
+from ragtui.core.store import Store
+
+DRIFT_ALPHA = 0.01  # stricter than 0.05: it is tested per rerun and metric, a false alarm misleads
+RHO_FLAG = 0.7
+KAPPA_FLAG = 0.6
+MAX_CATEGORIES = 10  # a metric with at most this many distinct values can be treated as labels
+BINARY_THRESHOLD = 0.5  # pass/fail cut for listing flips of unlabelled scores
+
+
+def finite(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    metric: str
+    between: str  # e.g. "A judge vs B judge", "B judge vs human"
+    n: int
+    kappa: float | None
+    rho: float | None
+    flipped: list[str]
+    flagged: bool
+
+
+# ---------------------------------------------------------------- the data of a comparison
+
+
+class ScoreGrid:
+    """Scores of several runs pivoted to arrays [run, metric, case]: value (NaN when not
+    scored) and state (0 absent, 1 scored, 2 errored), plus labels on demand."""
+
+    def __init__(self, table: pa.Table, run_ids: Sequence[str], metrics: Sequence[str]) -> None:
+        t = table.combine_chunks()
+        enc = pc.dictionary_encode(t["case_id"]).combine_chunks()
+        self.case_ids = enc.dictionary.to_numpy(zero_copy_only=False).astype(object)
+        ci = enc.indices.to_numpy(zero_copy_only=False)
+        ri = pc.index_in(t["run_id"], value_set=pa.array(list(run_ids))).to_numpy(
+            zero_copy_only=False
+        )
+        mi = pc.index_in(t["metric"], value_set=pa.array(list(metrics), pa.string()))
+        mi = mi.to_numpy(zero_copy_only=False)
+        shape = (len(run_ids), len(metrics), len(self.case_ids))
+        self.value = np.full(shape, np.nan)
+        self.state = np.zeros(shape, dtype=np.int8)
+        values = pc.fill_null(t["value"], np.nan).to_numpy(zero_copy_only=False)
+        errored = t["error"].is_valid().to_numpy(zero_copy_only=False)
+        self.value[ri, mi, ci] = np.where(errored, np.nan, values)
+        self.state[ri, mi, ci] = np.where(errored, 2, 1)
+        self._where = (ri, mi, ci)
+        self._labels = t["label"]
+        self.runs = {r: i for i, r in enumerate(run_ids)}
+
+    def labels(self, run: int, metric: int) -> np.ndarray:
+        out = np.full(len(self.case_ids), None, dtype=object)
+        ri, mi, ci = self._where
+        sel = (ri == run) & (mi == metric)
+        out[ci[sel]] = np.asarray(self._labels.to_numpy(zero_copy_only=False), dtype=object)[sel]
+        return out
+
+    def same(self, r1: int, r2: int) -> bool:
+        v1, v2 = self.value[r1], self.value[r2]
+        both = ~np.isnan(v1) & ~np.isnan(v2)
+        return bool(
+            np.array_equal(self.state[r1], self.state[r2]) and np.array_equal(v1[both], v2[both])
+        )
+
+
+def _generator(run: Run) -> str | None:
+    value = run.config.get("generator") or run.config.get("model")
+    return None if value is None else str(value)
+
+
+def comparability_warnings(a: Run, b: Run) -> list[str]:
+    out = []
+    pairs = [
+        ("judge model", a.judge.model, b.judge.model),
+        ("judge prompt", a.judge.prompt_hash, b.judge.prompt_hash),
+        ("dataset version", a.dataset.version, b.dataset.version),
+        ("dataset", a.dataset.name, b.dataset.name),
+    ]
+    for what, x, y in pairs:
+        if x != y:
+            consequence = (
+                "deltas mix judge and system changes"
+                if what.startswith("judge")
+                else "the cases may not be the same questions"
+            )
+            out.append(
+                f"{what} differs between A and B ({x or 'unknown'} → {y or 'unknown'}): {consequence}"
+            )
+    for side, run in (("A", a), ("B", b)):
+        gen = _generator(run)
+        if gen is not None and run.judge.model is not None and gen == run.judge.model:
+            out.append(
+                f"run {side} is judged by its own generator ({gen}): self-judging inflates scores"
+            )
+    return out
+
+
+def judged_same_answers(a: Run, b: Run) -> bool:
+    """A rejudge keeps its parent's answers: only then do the two judges grade the same thing."""
+    if b.kind == "rejudge" and b.parent == a.id:
+        return True
+    if a.kind == "rejudge" and a.parent == b.id:
+        return True
+    return a.kind == b.kind == "rejudge" and a.parent is not None and a.parent == b.parent
+
+
+def agreement(
+    metric: str,
+    between: str,
+    ids: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+    lx: np.ndarray | None = None,
+    ly: np.ndarray | None = None,
+) -> Agreement:
+    """κ on labels (or on discrete values), ρ on values, and the cases whose verdict flipped."""
+    if (
+        lx is not None
+        and ly is not None
+        and all(v is not None for v in lx)
+        and all(v is not None for v in ly)
+    ):
+        cats_x, cats_y = list(lx), list(ly)
+        flips = lx != ly
+    else:
+        cats_x = cats_y = None
+        if np.unique(np.concatenate((x, y))).size <= MAX_CATEGORIES:
+            cats_x, cats_y = x.tolist(), y.tolist()
+        flips = (x >= BINARY_THRESHOLD) != (y >= BINARY_THRESHOLD)
+    kappa = stats.cohen_kappa(cats_x, cats_y) if cats_x is not None else None
+    rho = stats.spearman(x, y)
+    order = np.argsort(-np.abs(y - x)[flips], kind="stable")
+    flagged = (rho is not None and rho < RHO_FLAG) or (kappa is not None and kappa < KAPPA_FLAG)
+    return Agreement(
+        metric,
+        between,
+        int(x.size),
+        finite(kappa),
+        finite(rho),
+        [str(c) for c in ids[flips][order]],
+        flagged,
+    )
+
+
+def replicates(grid: ScoreGrid, rows: list[int], ids: list[str], warnings: list[str]) -> list[int]:
+    """Drop reruns identical to an earlier one: a cache hit would fake a zero noise floor."""
+    kept: list[int] = []
+    for r in rows:
+        twin = next((k for k in kept if grid.same(k, r)), None)
+        if twin is None:
+            kept.append(r)
+        else:
+            warnings.append(
+                f"rerun {ids[r]} is identical to {ids[twin]} on every score: "
+                "a cache hit, not a replicate (left out of the noise floor)"
+            )
+    return kept
+
+
+def drift_warnings(
+    metric: str, x: np.ndarray, names: list[str], side: str, warnings: list[str]
+) -> None:
+    for k in range(1, x.shape[0]):
+        p = stats.drift_p(x[0], x[k])
+        if p is not None and p < DRIFT_ALPHA:
+            shift = float((x[k] - x[0]).mean()) * 100
+            warnings.append(
+                f"{metric}: rerun {names[k]} of {side} drifted from {names[0]} by "
+                f"{shift:+.1f} points (p {p:.2g}): a systematic change, not noise"
+            )
+
+
+def bottom_cases(case_ids: np.ndarray, values: np.ndarray, scored: np.ndarray) -> list[tuple[str, float]]:
+    ids, v = case_ids[scored], values[scored]
+    order = np.lexsort((ids.astype(str), v))[: max(1, math.ceil(0.1 * v.size))] if v.size else []
+    return list(zip(ids[order].tolist(), v[order].tolist(), strict=True))
+
+
+def mean_or_none(values: list[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def human_agreement(
+    store: Store, grid: ScoreGrid, names: list[str], a_id: str, b_id: str
+) -> list[Agreement]:
+    table = store.human([a_id, b_id])
+    out: list[Agreement] = []
+    if table.num_rows == 0:
+        return out
+    index = {c: i for i, c in enumerate(grid.case_ids.tolist())}
+    rows = table.to_pylist()
+    for side, run_id, ri in (("A", a_id, 0), ("B", b_id, 1)):
+        for mi, m in enumerate(names):
+            got = [
+                (index[r["case_id"]], r["value"])
+                for r in rows
+                if r["run_id"] == run_id and r["metric"] == m and r["case_id"] in index
+            ]
+            got = [(i, h) for i, h in got if grid.state[ri, mi, i] == 1]
+            if len(got) < 2:
+                continue
+            where = np.array([i for i, _ in got])
+            human = np.array([h for _, h in got], dtype=float)
+            out.append(
+                agreement(
+                    m,
+                    f"{side} judge vs human",
+                    grid.case_ids[where],
+                    grid.value[ri, mi, where],
+                    human,
+                )
+            )
+    return out
