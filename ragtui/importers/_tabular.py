@@ -1,0 +1,273 @@
+"""Reading the tables eval harnesses write: CSV (any delimiter), JSON records, JSONL, Markdown.
+
+Also list cells as pandas writes them: JSON arrays, Python list reprs with mixed quoting, and
+numpy array reprs that have no commas between the elements.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+import re
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragtui.importers._common import decode_text, fail
+
+csv.field_size_limit(1 << 30)  # contexts cells easily exceed the 128 KiB default
+
+_INDEX_HEADERS = {"", "unnamed: 0", "index", "level_0"}
+_MD_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+@dataclass(frozen=True)
+class Table:
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    kind: str  # csv, json, jsonl, markdown
+    # the line (or record) number of each row in the file, for error messages
+    lines: list[int]
+
+
+def looks_like_json(text: str) -> bool:
+    return text.lstrip()[:1] in ("{", "[")
+
+
+def header_columns(head: bytes) -> list[str] | None:
+    """The column names of a CSV head, or None when it is not delimited text."""
+    try:
+        text = head.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:
+            return None  # binary, not a head cut inside a multi-byte character
+        text = head[: exc.start].decode("utf-8-sig")
+    if not text.strip() or looks_like_json(text) or "\x00" in text:
+        return None
+    first = text.splitlines()[0] if text.splitlines() else ""
+    delimiter = _sniff_delimiter(text)
+    try:
+        row = next(csv.reader([first], delimiter=delimiter))
+    except (csv.Error, StopIteration):
+        return None
+    return [c.strip() for c in row] if len(row) > 1 else None
+
+
+def json_keys(head: bytes) -> set[str]:
+    """Object keys seen in the head of a JSON/JSONL file (cheap: a regex, no full parse)."""
+    text = head.decode("utf-8", errors="ignore")
+    return set(re.findall(r'"([A-Za-z_][A-Za-z0-9_ ()=.\-]*)"\s*:', text))
+
+
+def _sniff_delimiter(text: str) -> str:
+    sample = "\n".join(text.splitlines()[:20])[:20000]
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:
+        first = sample.splitlines()[0] if sample else ""
+        counts = {d: first.count(d) for d in ",;\t|"}
+        best = max(counts, key=lambda d: counts[d])
+        return best if counts[best] else ","
+
+
+def read_table(path: Path, data: bytes) -> Table:
+    """Rows of a CSV, JSON (records or pandas column orient) or JSONL file, as dicts."""
+    text = decode_text(path, data)
+    if "\x00" in text:
+        raise fail(path, "expected text, found binary data (NUL bytes)")
+    if not text.strip():
+        raise fail(path, "the file is empty")
+    if looks_like_json(text):
+        return _read_json(path, text)
+    if is_markdown_table(text):
+        return read_markdown(path, text)
+    return _read_csv(path, text)
+
+
+def _read_json(path: Path, text: str) -> Table:
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise fail(path, "JSON nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and text.lstrip().startswith("{"):
+            return _read_jsonl(path, text)
+        raise fail(path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    records = records_from_json(data)
+    if records is None:
+        raise fail(path, f"expected a JSON list of records, found {type(data).__name__}")
+    columns = _columns(records)
+    return Table(columns, records, "json", list(range(1, len(records) + 1)))
+
+
+def records_from_json(data: Any) -> list[dict[str, Any]] | None:
+    """Records from `[{...}]`, pandas `orient=columns` `{col: {i: v}}` or `orient=split`."""
+    if isinstance(data, list):
+        return data if all(isinstance(r, dict) for r in data) else None
+    if isinstance(data, dict):
+        if isinstance(data.get("columns"), list) and isinstance(data.get("data"), list):
+            cols = [str(c) for c in data["columns"]]
+            if all(isinstance(r, list) and len(r) == len(cols) for r in data["data"]):
+                return [dict(zip(cols, r, strict=True)) for r in data["data"]]
+            return None
+        if data and all(isinstance(v, dict) for v in data.values()):
+            keys: list[str] = []
+            for column in data.values():
+                keys.extend(k for k in column if k not in keys)
+            return [{c: data[c].get(k) for c in data} for k in keys]
+    return None
+
+
+def _read_jsonl(path: Path, text: str) -> Table:
+    rows: list[dict[str, Any]] = []
+    lines: list[int] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except RecursionError:
+            raise fail(path, f"line {number}: JSON nested too deeply") from None
+        except json.JSONDecodeError as exc:
+            raise fail(path, f"line {number}: expected one JSON object per line ({exc.msg})") from None
+        if not isinstance(obj, dict):
+            raise fail(path, f"line {number}: expected a JSON object, found {type(obj).__name__}")
+        rows.append(obj)
+        lines.append(number)
+    return Table(_columns(rows), rows, "jsonl", lines)
+
+
+def _columns(rows: list[dict[str, Any]]) -> list[str]:
+    columns: list[str] = []
+    seen: set[str] = set()
+    for row in rows:
+        for key in row:
+            if key not in seen:
+                seen.add(key)
+                columns.append(key)
+    return columns
+
+
+def _read_csv(path: Path, text: str) -> Table:
+    delimiter = _sniff_delimiter(text)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        header = next(reader)
+        body = list(reader)
+    except csv.Error as exc:
+        raise fail(path, f"line {reader.line_num}: not valid CSV ({exc})") from None
+    header = [h.strip() for h in header]
+    if len(header) < 2:
+        raise fail(path, f"expected a table with several columns, found header {header!r}")
+    drop_index = header[0].lower() in _INDEX_HEADERS
+    rows: list[dict[str, Any]] = []
+    lines: list[int] = []
+    for number, cells in enumerate(body, start=2):
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise fail(
+                path,
+                f"row {number}: expected {len(header)} cells, found {len(cells)} "
+                "(truncated file or unquoted delimiter?)",
+            )
+        row = dict(zip(header, cells, strict=True))
+        if drop_index:
+            row.pop(header[0], None)
+        rows.append(row)
+        lines.append(number)
+    columns = header[1:] if drop_index else header
+    return Table(columns, rows, "csv", lines)
+
+
+def is_markdown_table(text: str) -> bool:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for i, line in enumerate(lines[:-1]):
+        if line.strip().startswith("|") and _MD_SEPARATOR.match(lines[i + 1]):
+            return True
+    return False
+
+
+def _md_cells(line: str) -> list[str]:
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    cells = re.split(r"(?<!\\)\|", inner)
+    return [c.strip().replace("\\|", "|") for c in cells]
+
+
+def read_markdown(path: Path, text: str) -> Table:
+    """The first Markdown table in the text (a harness report), one row per case."""
+    lines = text.splitlines()
+    for i in range(len(lines) - 1):
+        if lines[i].strip().startswith("|") and _MD_SEPARATOR.match(lines[i + 1]):
+            header = _md_cells(lines[i])
+            rows: list[dict[str, Any]] = []
+            numbers: list[int] = []
+            for j in range(i + 2, len(lines)):
+                if not lines[j].strip().startswith("|"):
+                    break
+                cells = _md_cells(lines[j])
+                if len(cells) != len(header):
+                    raise fail(path, f"line {j + 1}: expected {len(header)} cells, found {len(cells)}")
+                rows.append(dict(zip(header, cells, strict=True)))
+                numbers.append(j + 1)
+            return Table(header, rows, "markdown", numbers)
+    raise fail(path, "no Markdown table (a | header | row followed by | --- |) found")
+
+
+def parse_list(value: Any) -> list[str] | None:
+    """A list of strings from a list cell; None when the cell is not a list at all.
+
+    Accepts real lists, JSON arrays, Python reprs (`ast.literal_eval`, mixed quotes) and numpy
+    reprs such as `['a' 'b'\\n 'c']`, which have no commas.
+    """
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value]
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not (text.startswith("[") and text.endswith("]")):
+        return None
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        parsed = None
+    if isinstance(parsed, list):
+        return [v if isinstance(v, str) else json.dumps(v) for v in parsed]
+    # Before literal_eval: it would glue numpy's comma-less 'a' 'b' into one string 'ab'.
+    strings = _string_literals(text)
+    if strings is not None:
+        return strings
+    try:
+        parsed = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return [str(v) for v in parsed] if isinstance(parsed, list | tuple) else None
+
+
+def _string_literals(text: str) -> list[str] | None:
+    # A flat list of string literals, commas optional (numpy prints ['a' 'b' ...]); None when the
+    # text holds anything else (numbers, nesting), which literal_eval then handles.
+    items: list[str] = []
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING:
+                items.append(str(ast.literal_eval(token.string)))
+            elif token.type == tokenize.OP and token.string in "[]":
+                depth += 1 if token.string == "[" else -1
+                if depth > 1:
+                    return None
+            elif token.type == tokenize.OP and token.string == ",":
+                continue
+            elif token.type in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
+                continue
+            else:
+                return None
+    except (tokenize.TokenError, SyntaxError, ValueError, IndentationError):
+        return None
+    return items
