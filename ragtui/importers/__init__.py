@@ -35,7 +35,8 @@ def detect(path: Path) -> Importer:
     if not head.strip():
         raise ImportFormatError(f"{path}: the file is empty")
     reasons = []
-    for importer in REGISTRY.values():
+    # most specific formats first; generic tables last (priority, else registration order)
+    for importer in sorted(REGISTRY.values(), key=lambda imp: getattr(imp, "priority", 50)):
         answer = importer.sniff(path, head)
         if answer.matches:
             return importer

@@ -32,11 +32,14 @@ class ImportOptions:
     )
     overrides: Mapping[str, str] = field(default_factory=dict)  # --set key=value, into config
     mapping: Mapping[str, str] = field(default_factory=dict)  # --map field=COLUMN
+    traces: str | None = None  # --traces FILE: a RAGAS traces JSON that goes with the results
 
 
 class Importer(Protocol):
     name: str  # the --format name
     description: str
+    # detect() asks lower numbers first: specific formats before generic tables (default 50)
+    priority: int
 
     def sniff(self, path: Path, head: bytes) -> Sniff: ...
 
