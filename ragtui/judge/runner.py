@@ -1,0 +1,344 @@
+"""Batches: re-judge a run, or rerun the judge K times on the same answers (judge-only noise).
+
+A batch writes a new native run file case by case (append + fsync), so a killed process loses
+only the cases in flight; the run id and file name are derived from parent, judge and metrics,
+so the same command reopens the same file and judges only the cases not yet in it. The file is
+indexed when the batch ends. Everything here is async and UI-free: the CLI drives it with
+`asyncio.run`, a Textual worker awaits it; `progress` is called on the event loop thread after
+every finished case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ragtui.config import JudgeConfig
+from ragtui.core.errors import RagtuiError
+from ragtui.core.model import Case, JudgeInfo, Run, derive_config_key
+from ragtui.core.runfile import SUFFIX, RunFileAppender, iter_run_file
+from ragtui.core.store import Store
+from ragtui.judge.client import JudgeClient, JudgeError, JudgeUnreachable
+from ragtui.judge.metrics import DEFAULT_METRICS, METRICS, Metric, NotGradable, Outcome, get_metrics
+from ragtui.judge.prompts import combined_hash
+
+MAX_ERROR_SAMPLES = 5
+T = TypeVar("T")
+
+
+@dataclass
+class Progress:
+    """Counts so far; `done` includes cases found already judged when the batch resumed."""
+
+    run_id: str
+    total: int
+    done: int = 0
+    resumed: int = 0
+    scored: int = 0  # metric outcomes, not cases (see ragtui.judge.metrics)
+    parse_failures: int = 0
+    errors: int = 0
+    cached: int = 0  # replies served from the index cache
+    case_id: str | None = None  # the case just finished
+
+
+@dataclass
+class BatchResult:
+    run_id: str
+    path: Path
+    progress: Progress
+    seconds: float
+    calls: int  # HTTP attempts, retries included
+    error_samples: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        p = self.progress
+        judged = p.done - p.resumed
+        text = (
+            f"{self.run_id}: {judged} cases judged"
+            + (f" ({p.resumed} already done)" if p.resumed else "")
+            + f"; {p.scored} scored, {p.parse_failures} parse failures, {p.errors} errors"
+        )
+        return text + (f"; {p.cached} from cache" if p.cached else "")
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+class Grader:
+    """One judge plus the index's reply cache."""
+
+    def __init__(self, client: JudgeClient, store: Store | None, *, use_cache: bool = True):
+        self.client = client
+        self.store = store
+        self.use_cache = use_cache and store is not None
+        self.cached = 0
+
+    def cache_key(self, metric: Metric, messages: list[dict[str, str]]) -> tuple[str, str, str]:
+        """(key, input hash, options): everything that can change the judge's reply."""
+        cfg = self.client.config
+        input_hash = _sha(json.dumps(messages, ensure_ascii=False, sort_keys=True))
+        options = json.dumps({"temperature": cfg.temperature, "json": metric.json_reply})
+        material = [
+            cfg.provider,
+            self.client.base,
+            cfg.model,
+            metric.prompt.hash,
+            input_hash,
+            options,
+        ]
+        return _sha(json.dumps(material)), input_hash, options
+
+    async def grade(self, metric: Metric, case: Case) -> Outcome:
+        try:
+            messages = metric.messages(case)
+        except NotGradable as exc:
+            return Outcome(metric.name, error=str(exc))
+        key, input_hash, options = self.cache_key(metric, messages)
+        reply = self.store.cache_get(key) if self.use_cache and self.store else None
+        if reply is not None:
+            self.cached += 1
+        else:
+            try:
+                reply = await self.client.chat(messages, json_reply=metric.json_reply)
+            except JudgeUnreachable:
+                raise  # the whole batch stops: every further call would fail the same way
+            except JudgeError as exc:
+                return Outcome(metric.name, error=str(exc))
+            if self.use_cache and self.store is not None:
+                cfg = self.client.config
+                self.store.cache_put(
+                    key,
+                    provider=cfg.provider,
+                    url=self.client.base,
+                    model=cfg.model,
+                    prompt_hash=metric.prompt.hash,
+                    input_hash=input_hash,
+                    options=options,
+                    reply=reply,
+                )
+        return metric.outcome(case, reply)
+
+
+def judged_case(case: Case, outcomes: Sequence[Outcome]) -> Case:
+    """The parent's case with the new grades only (the parent's own scores are not copied)."""
+    metadata = dict(case.metadata)
+    failures = {
+        o.metric: (o.error or (o.score.reason if o.score else ""))
+        for o in outcomes
+        if o.parse_failure
+    }
+    if failures:
+        metadata["parse_failures"] = failures
+    return Case(
+        case_id=case.case_id,
+        question=case.question,
+        answer=case.answer,
+        reference=case.reference,
+        contexts=case.contexts,
+        scores={o.metric: o.score for o in outcomes if o.score is not None},
+        claims=tuple(c for o in outcomes for c in o.claims),
+        errors={o.metric: o.error for o in outcomes if o.error is not None},
+        human=case.human,
+        latency_ms=case.latency_ms,
+        metadata=metadata,
+    )
+
+
+def batch_run(
+    parent: Run,
+    judge: JudgeConfig,
+    metrics: Sequence[Metric],
+    *,
+    kind: str = "rejudge",
+    index: int | None = None,
+) -> Run:
+    """The header of a re-judge (or of rerun number `index`); its id is deterministic."""
+    names = sorted(m.name for m in metrics)
+    prompt_hash = combined_hash([m.prompt for m in metrics])
+    material = [
+        parent.id,
+        kind,
+        judge.provider,
+        judge.url.rstrip("/"),
+        judge.model,
+        judge.temperature,
+        names,
+        prompt_hash,
+    ]
+    stamp = _sha(json.dumps(material))[:6]
+    run_id = f"{parent.id}--{kind}-{_slug(judge.name)}-{stamp}"
+    name = f"{parent.name} · {judge.name}"
+    if index is not None:
+        run_id += f"-{index}"
+        name += f" rerun {index}"
+    info = JudgeInfo(model=judge.model, provider=judge.provider, prompt_hash=prompt_hash)
+    return Run(
+        id=run_id,
+        name=name,
+        created_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        config=dict(parent.config),
+        config_key=derive_config_key(parent.config, info),
+        judge=info,
+        dataset=parent.dataset,
+        parent=parent.id,
+        kind=kind,
+        source=None,
+    )
+
+
+def default_metrics(store: Store, run_id: str) -> list[str]:
+    """The parent's metrics that ragtui can judge, else faithfulness + answer relevance."""
+    have = [m for m in store.metrics([run_id]) if m in METRICS]
+    return have or list(DEFAULT_METRICS)
+
+
+async def judge_run(
+    store: Store,
+    run_ref: str,
+    judge: JudgeConfig,
+    *,
+    metrics: Sequence[str] | None = None,
+    case_ids: Sequence[str] | None = None,
+    progress: ProgressCallback | None = None,
+    kind: str = "rejudge",
+    index: int | None = None,
+    client: JudgeClient | None = None,
+) -> BatchResult:
+    """Re-judge run `run_ref` (id, prefix or name) with `judge`; resumable; indexes the result.
+
+    kind="rerun" bypasses the cache (a noise replicate must be a fresh judge call).
+    Raises JudgeUnreachable when the server is not there (finished cases stay in the file).
+    """
+    store.require_writable("write a judged run")
+    parent_id = store.resolve_run(run_ref)
+    parent = store.run(parent_id)
+    chosen = get_metrics(metrics or default_metrics(store, parent_id))
+    run = batch_run(parent, judge, chosen, kind=kind, index=index)
+    _, cases_iter = iter_run_file(store.run_path(parent_id))
+    cases = list(cases_iter)
+    if case_ids:
+        known = {c.case_id for c in cases}
+        missing = [c for c in case_ids if c not in known]
+        if missing:
+            raise RagtuiError(f"run {parent_id} has no case {', '.join(map(repr, missing))}")
+        wanted = set(case_ids)
+        cases = [c for c in cases if c.case_id in wanted]
+    path = store.folder / (_slug(run.id) + SUFFIX)
+    own_client = client is None
+    client = client or JudgeClient(judge)
+    started = asyncio.get_running_loop().time()
+    grader = Grader(client, store, use_cache=kind != "rerun")
+    appender = RunFileAppender(path, run)
+    state = Progress(run_id=run.id, total=len(cases))
+    samples: list[str] = []
+    try:
+        todo = [c for c in cases if c.case_id not in appender.done]
+        state.done = state.resumed = len(cases) - len(todo)
+        if progress:
+            progress(state)
+        pending = iter(todo)
+
+        async def worker() -> None:
+            for case in pending:  # one shared iterator: each case goes to one worker
+                outcomes = await _all_or_none([grader.grade(m, case) for m in chosen])
+                appender.append(judged_case(case, outcomes))
+                for o in outcomes:
+                    if o.kind == "scored":
+                        state.scored += 1
+                    elif o.kind == "parse_failure":
+                        state.parse_failures += 1
+                    else:
+                        state.errors += 1
+                    if o.error and len(samples) < MAX_ERROR_SAMPLES and o.error not in samples:
+                        samples.append(f"{case.case_id} {o.metric}: {o.error}")
+                state.done += 1
+                state.cached = grader.cached
+                state.case_id = case.case_id
+                if progress:
+                    progress(state)
+
+        workers = max(1, min(judge.concurrency, len(todo)))
+        await _all_or_none([worker() for _ in range(workers)])
+    finally:
+        appender.close()
+        if own_client:
+            await client.aclose()
+        store.index_file(path)  # even a partial batch: the index mirrors the file
+    return BatchResult(
+        run_id=run.id,
+        path=path,
+        progress=state,
+        calls=client.calls,
+        error_samples=samples,
+        seconds=asyncio.get_running_loop().time() - started,
+    )
+
+
+async def noise_reruns(
+    store: Store,
+    run_ref: str,
+    judge: JudgeConfig,
+    *,
+    times: int = 3,
+    metrics: Sequence[str] | None = None,
+    progress: Callable[[int, Progress], None] | None = None,
+) -> list[BatchResult]:
+    """Judge the same answers `times` times, cache bypassed, as `rerun` runs of one config key.
+
+    Rerun i has a fixed id, so a second call with the same K only finishes missing cases, and a
+    larger K adds replicates.
+    """
+    if times < 2:
+        raise RagtuiError(f"--times: a noise floor needs at least 2 reruns, found {times}")
+    results = []
+    async with JudgeClient(judge) as client:
+        for i in range(1, times + 1):
+            callback = None if progress is None else _bind(progress, i)
+            results.append(
+                await judge_run(
+                    store,
+                    run_ref,
+                    judge,
+                    metrics=metrics,
+                    progress=callback,
+                    kind="rerun",
+                    index=i,
+                    client=client,
+                )
+            )
+    return results
+
+
+async def _all_or_none(coros: Sequence[Coroutine[Any, Any, T]]) -> list[T]:
+    """Like gather, but the first exception cancels the siblings (no orphan requests)."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        for task in tasks:
+            task.cancel()
+    for task in tasks:
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            await asyncio.gather(*tasks, return_exceptions=True)  # let the cancels land
+            raise task.exception()  # type: ignore[misc]
+    return [task.result() for task in tasks]
+
+
+def _bind(progress: Callable[[int, Progress], None], i: int) -> ProgressCallback:
+    return lambda state: progress(i, state)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _slug(text: str) -> str:
+    """A file-name-safe version of a run or judge name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "run"

@@ -1,0 +1,285 @@
+"""A real HTTP judge server on 127.0.0.1 for tests: speaks Ollama and OpenAI, with scripts.
+
+    with FakeJudge(models=["judge-1"]) as fake:        # or the `fake_judge` fixture
+        fake.when("refund", "NO")                       # prompts containing "refund" get NO
+        fake.script(Fault(500), Reply("YES"))           # the next two chat calls, in order
+        ... JudgeConfig(provider="ollama", url=fake.url, model="judge-1") ...
+        fake.chat_requests()                            # what arrived, in arrival order
+
+Chat endpoints (`/api/chat`, `/api/generate`, `/v1/chat/completions`) answer, in this order of
+precedence: the next scripted action, the first `when` rule whose text occurs in the prompt, the
+`responder` callable, else `default`. An action is a str (the reply text), `Reply`, `Fault`
+(status code, Retry-After), `Garbage` (a 200 whose body is not JSON), or `Drop` (close the
+connection without answering). `delay` is added before every answer. A request with
+"stream": true is refused with 400, so tests prove streaming is off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+CHAT_PATHS = ("/api/chat", "/api/generate", "/v1/chat/completions")
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Fault:
+    status: int = 500
+    body: str = '{"error": "scripted fault"}'
+    retry_after: str | None = None
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Garbage:
+    body: bytes = b"<html>502 bad gateway, or something</html>"
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Drop:
+    delay: float = 0.0
+
+
+Action = str | Reply | Fault | Garbage | Drop
+
+
+@dataclass(frozen=True)
+class Request:
+    time: float  # time.monotonic() on arrival
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any  # parsed JSON, or None
+    raw: bytes
+
+    @property
+    def prompt(self) -> str:
+        """All message text of a chat or generate request, joined."""
+        if not isinstance(self.body, dict):
+            return ""
+        if "messages" in self.body:
+            return "\n".join(str(m.get("content", "")) for m in self.body["messages"])
+        return "\n".join(str(self.body.get(k, "")) for k in ("system", "prompt"))
+
+    @property
+    def model(self) -> str | None:
+        return self.body.get("model") if isinstance(self.body, dict) else None
+
+
+@dataclass
+class FakeJudge:
+    models: Sequence[str] = ("judge-1",)
+    default: Action = "YES"
+    delay: float = 0.0
+    required_key: str | None = None  # when set, requests need "Authorization: Bearer <key>"
+    responder: Callable[[Request], Action] | None = None
+    requests: list[Request] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._script: deque[Action] = deque()
+        self._rules: list[tuple[str, Action]] = []
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------ control
+
+    def start(self) -> FakeJudge:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeJudge:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "FakeJudge not started"
+        return self._server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        """Base URL for provider "ollama" (and "openai": the client adds /v1)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def script(self, *actions: Action) -> None:
+        """Answer the next chat requests with these actions, in order."""
+        with self._lock:
+            self._script.extend(actions)
+
+    def when(self, contains: str, action: Action) -> None:
+        """Answer prompts containing `contains` with `action` (first matching rule wins)."""
+        with self._lock:
+            self._rules.append((contains, action))
+
+    def reset(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self._rules.clear()
+            self.requests.clear()
+
+    def log(self) -> list[Request]:
+        with self._lock:
+            return list(self.requests)
+
+    def chat_requests(self) -> list[Request]:
+        return [r for r in self.log() if r.path in CHAT_PATHS]
+
+    # ------------------------------------------------------------ answering
+
+    def _record(self, request: Request) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _choose(self, request: Request) -> Action:
+        with self._lock:
+            if self._script:
+                return self._script.popleft()
+            for needle, action in self._rules:
+                if needle in request.prompt:
+                    return action
+        if self.responder is not None:
+            return self.responder(request)
+        return self.default
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeJudge
+    protocol_version = "HTTP/1.1"  # keep-alive, like real servers
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+        return
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def _handle(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            body = None
+        path = self.path.split("?")[0]
+        request = Request(
+            time.monotonic(),
+            method,
+            path,
+            {k.lower(): v for k, v in self.headers.items()},
+            body,
+            raw,
+        )
+        fake = self.fake
+        fake._record(request)
+        key = fake.required_key
+        if key is not None and request.headers.get("authorization") != f"Bearer {key}":
+            return self._send(401, {"error": "missing or wrong API key"})
+        models = list(fake.models)
+        if method == "GET" and path == "/api/tags":
+            return self._send(200, {"models": [{"name": m, "model": m} for m in models]})
+        if method == "GET" and path == "/v1/models":
+            return self._send(
+                200, {"object": "list", "data": [{"id": m, "object": "model"} for m in models]}
+            )
+        if method == "POST" and path in ("/api/embed", "/v1/embeddings"):
+            return self._embed(path, body)
+        if method != "POST" or path not in CHAT_PATHS:
+            return self._send(404, {"error": f"no route {method} {path}"})
+        if not isinstance(body, dict):
+            return self._send(400, {"error": "body is not a JSON object"})
+        if body.get("stream", path != "/v1/chat/completions"):  # Ollama streams by default
+            return self._send(400, {"error": "this fake judge does not stream"})
+        if body.get("model") not in models:
+            return self._send(404, {"error": f"model {body.get('model')!r} not found"})
+        action = fake._choose(request)
+        if isinstance(action, str):
+            action = Reply(action)
+        time.sleep(fake.delay + action.delay)
+        if isinstance(action, Reply):
+            return self._send(200, _envelope(path, body["model"], action.text))
+        if isinstance(action, Fault):
+            headers = {"Retry-After": action.retry_after} if action.retry_after else {}
+            return self._send_raw(action.status, action.body.encode(), headers)
+        if isinstance(action, Garbage):
+            return self._send_raw(200, action.body, {})
+        self.close_connection = True  # Drop: hang up without a reply
+
+    def _embed(self, path: str, body: Any) -> None:
+        texts = body.get("input", []) if isinstance(body, dict) else []
+        texts = [texts] if isinstance(texts, str) else texts
+        vectors = [_vector(str(t)) for t in texts]
+        if path == "/api/embed":
+            return self._send(200, {"embeddings": vectors})
+        return self._send(
+            200, {"data": [{"index": i, "embedding": v} for i, v in enumerate(vectors)]}
+        )
+
+    def _send(self, status: int, payload: Any) -> None:
+        self._send_raw(status, json.dumps(payload).encode(), {"Content-Type": "application/json"})
+
+    def _send_raw(self, status: int, data: bytes, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _envelope(path: str, model: str, text: str) -> dict[str, Any]:
+    if path == "/api/chat":
+        return {"model": model, "message": {"role": "assistant", "content": text}, "done": True}
+    if path == "/api/generate":
+        return {"model": model, "response": text, "done": True}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
+    }
+
+
+def _vector(text: str) -> list[float]:
+    digest = hashlib.sha256(text.encode()).digest()
+    return [b / 255 for b in digest[:8]]
+
+
+@pytest.fixture
+def fake_judge() -> Iterator[FakeJudge]:
+    with FakeJudge() as fake:
+        yield fake
