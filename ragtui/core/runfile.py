@@ -426,6 +426,7 @@ def write_run_file(path: str | Path, run: Run, cases: Iterable[Case]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX + ".part", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a run file is an ordinary file
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(dumps_line(header_to_json(run)))
             for case in cases:
@@ -435,6 +436,12 @@ def write_run_file(path: str | Path, run: Run, cases: Iterable[Case]) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 class RunFileAppender:

@@ -267,7 +267,10 @@ class Store:
         return row[0]
 
     def _index_path(self, path: Path, stat: os.stat_result, old_sha: str | None) -> bool:
-        sha = _sha256(path)
+        try:
+            sha = _sha256(path)
+        except OSError as exc:
+            raise RunFileError(path, f"cannot be read ({exc.strerror})") from None
         with self._write_lock:
             cur = self._cursor()
             if sha == old_sha:  # touched, not changed

@@ -1,0 +1,3 @@
+from ragtui.cli import main
+
+main()

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from ragtui.cli import cli
+from tests.core.runs_factory import make_run
+
+
+def test_runs_json_lists_every_run_with_means(tmp_path: Path) -> None:
+    make_run(tmp_path, "base-1", faith=[1.0, 0.5, 0.0, 1.0])
+    make_run(tmp_path, "strict-1", faith=[1.0, 1.0, 1.0, 0.5], created_at="2026-11-21T10:00:00Z")
+    result = CliRunner().invoke(cli, ["runs", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [r["id"] for r in data["runs"]] == ["base-1", "strict-1"]
+    assert data["runs"][0]["means"]["faithfulness"] == 0.625
+    assert data["runs"][1]["means"]["answer_relevance"] == 0.75
+    assert data["runs"][0]["n_cases"] == 4
+
+
+def test_runs_table_prints_points(tmp_path: Path) -> None:
+    make_run(tmp_path, "base-1", faith=[1.0, 0.5, 0.0, 1.0])
+    result = CliRunner().invoke(cli, ["runs", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "base-1" in result.stdout and "62.5" in result.stdout and "75.0" in result.stdout
+
+
+def test_show_case_prints_question_chunks_claims(tmp_path: Path) -> None:
+    make_run(tmp_path, "base-1")
+    result = CliRunner().invoke(cli, ["show", "base-1", "case-001", "--path", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "How long do refunds take for plan 1?" in out
+    assert "refund_policy.md" in out and "SUPPORTED" in out and "faithfulness: 100.0 YES" in out
+    as_json = CliRunner().invoke(cli, ["show", "base", "case-001", "--path", str(tmp_path), "--json"])
+    assert json.loads(as_json.stdout)["case_id"] == "case-001"
+
+
+def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
+    make_run(tmp_path, "base-1")
+    env = {**os.environ, "COLUMNS": "200"}
+    for args in (["show", "nope", "--path", str(tmp_path)], ["runs", str(tmp_path / "missing")],
+                 ["show", "base-1", "no-such-case", "--path", str(tmp_path)]):
+        out = subprocess.run([sys.executable, "-m", "ragtui", *args], capture_output=True, text=True, env=env, timeout=60)
+        assert out.returncode != 0
+        assert "Traceback" not in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_bad_file_is_reported_on_stderr_and_others_listed(tmp_path: Path) -> None:
+    make_run(tmp_path, "good-1")
+    (tmp_path / "bad.ragtui.jsonl").write_text('{"ragtui_run": 2}\n')
+    out = subprocess.run([sys.executable, "-m", "ragtui", "runs", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0
+    assert f"skipped: {tmp_path / 'bad.ragtui.jsonl'}:1: field 'ragtui_run': expected format version 1" in out.stderr
+    assert "good-1" in out.stdout

@@ -1,0 +1,252 @@
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from ragtui.core import store as store_module
+from ragtui.core.errors import RunNotFoundError, StoreError
+from ragtui.core.store import INDEX_NAME, Store
+from tests.core.runs_factory import make_run
+
+
+def _content(store: Store) -> dict[str, list]:
+    """Everything indexed, minus paths and timestamps of indexing, for equality checks."""
+    cur = store._cursor()
+    out = {}
+    for table in ("runs", "cases", "chunks", "scores", "claims", "human"):
+        rows = cur.execute(f"SELECT * FROM {table}").fetchall()
+        out[table] = sorted(map(repr, rows))
+    return out
+
+
+def test_index_lists_runs_and_means(tmp_path: Path) -> None:
+    make_run(tmp_path, "base-1", faith=[1.0, 0.5, 0.0, 1.0])
+    make_run(tmp_path, "strict-1", faith=[1.0, 1.0, 1.0, 0.5], created_at="2026-11-21T10:00:00Z")
+    with Store.open(tmp_path) as store:
+        runs = store.runs()
+        assert isinstance(runs, pa.Table)
+        assert runs.column("run_id").to_pylist() == ["base-1", "strict-1"]
+        means = {(r["run_id"], r["metric"]): r["mean"] for r in store.run_means().to_pylist()}
+        assert means[("base-1", "faithfulness")] == pytest.approx(2.5 / 4)
+        assert means[("strict-1", "faithfulness")] == pytest.approx(3.5 / 4)
+        assert store.metrics() == ["answer_relevance", "faithfulness"]
+        assert store.cases("base-1").num_rows == 4
+        assert store.resolve_run("stri") == "strict-1"
+        assert store.resolve_run("base") == "base-1"  # by name
+        with pytest.raises(RunNotFoundError, match="no run 'zzz'"):
+            store.resolve_run("zzz")
+
+
+def test_incremental_reindex_touches_only_changed_files(tmp_path: Path) -> None:
+    for i in range(3):
+        make_run(tmp_path, f"run-{i}", created_at=f"2026-11-2{i}T10:00:00Z")
+    with Store.open(tmp_path, refresh=False) as store:
+        first = store.refresh()
+        assert len(first.indexed) == 3
+        again = store.refresh()
+        assert again.indexed == [] and again.skipped == 3
+        # A changed file is re-indexed; a touched-but-identical one is not.
+        make_run(tmp_path, "run-1", faith=[0.0] * 5, created_at="2026-11-21T10:00:00Z")
+        touched = tmp_path / "run-2.ragtui.jsonl"
+        os.utime(touched, ns=(time.time_ns(), time.time_ns() + 10**9))
+        third = store.refresh()
+        assert [p.name for p in third.indexed] == ["run-1.ragtui.jsonl"]
+        means = {(r["run_id"], r["metric"]): r["mean"] for r in store.run_means().to_pylist()}
+        assert means[("run-1", "faithfulness")] == 0.0
+        # A removed file drops its run.
+        (tmp_path / "run-0.ragtui.jsonl").unlink()
+        fourth = store.refresh()
+        assert fourth.removed == ["run-0"]
+        assert store.runs().column("run_id").to_pylist() == ["run-1", "run-2"]
+        assert store.scores(["run-0"]).num_rows == 0
+
+
+def test_deleting_the_index_rebuilds_the_same_content(tmp_path: Path) -> None:
+    make_run(tmp_path, "a-1", faith=[1.0, 0.5, 0.0])
+    make_run(tmp_path, "b-1", faith=[0.5, 0.5, 1.0])
+    with Store.open(tmp_path) as store:
+        before = _content(store)
+    (tmp_path / INDEX_NAME).unlink()
+    with Store.open(tmp_path) as store:
+        after = _content(store)
+    assert after == before
+    assert before["scores"]
+
+
+def test_malformed_file_is_reported_and_the_others_load(tmp_path: Path) -> None:
+    make_run(tmp_path, "good-1")
+    make_run(tmp_path, "good-2")
+    bad = tmp_path / "bad.ragtui.jsonl"
+    lines = (tmp_path / "good-1.ragtui.jsonl").read_text().splitlines()
+    lines[0] = lines[0].replace('"good-1"', '"bad-1"')
+    lines[3] = lines[3].replace('"value": 1.0', '"value": "high"')
+    bad.write_text("\n".join(lines) + "\n")
+    with Store.open(tmp_path) as store:
+        assert sorted(store.runs().column("run_id").to_pylist()) == ["good-1", "good-2"]
+        assert len(store.problems) == 1
+        message = str(store.problems[0])
+        assert message.startswith(f"{bad}:4: field 'scores.faithfulness.value'")
+        assert store.scores(["bad-1"]).num_rows == 0
+
+
+def test_truncated_file_is_not_half_indexed(tmp_path: Path) -> None:
+    path = make_run(tmp_path, "cut-1", n=8)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 40])  # cut mid-line
+    with Store.open(tmp_path) as store:
+        assert store.runs().num_rows == 0
+        assert store.cases("cut-1").num_rows == 0
+        assert ":9:" in str(store.problems[0])
+
+
+def test_crash_inside_the_transaction_leaves_no_partial_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_run(tmp_path, "crash-1", n=10)
+    real_insert = store_module._insert
+    calls = {"n": 0}
+
+    def exploding_insert(cur, table, columns):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if table == "scores":
+            raise RuntimeError("disk on fire")
+        real_insert(cur, table, columns)
+
+    monkeypatch.setattr(store_module, "_insert", exploding_insert)
+    with Store.open(tmp_path, refresh=False) as store:
+        with pytest.raises(RuntimeError, match="disk on fire"):
+            store.refresh()
+        assert calls["n"] >= 2  # cases were inserted before the failure...
+        for table in ("runs", "cases", "chunks", "scores", "files"):
+            assert store._cursor().execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
+    monkeypatch.setattr(store_module, "_insert", real_insert)
+    with Store.open(tmp_path) as store:  # ...and the next start indexes it whole
+        assert store.cases("crash-1").num_rows == 10
+
+
+def test_duplicate_run_id_in_two_files_is_reported(tmp_path: Path) -> None:
+    make_run(tmp_path, "same-1")
+    shutil.copy(tmp_path / "same-1.ragtui.jsonl", tmp_path / "zcopy.ragtui.jsonl")
+    with Store.open(tmp_path) as store:
+        assert store.runs().num_rows == 1
+        assert "already used by" in str(store.problems[0])
+
+
+def test_second_process_gets_a_read_only_private_index(tmp_path: Path) -> None:
+    make_run(tmp_path, "shared-1")
+    with Store.open(tmp_path) as store:
+        assert not store.read_only
+        script = textwrap.dedent(
+            f"""
+            from ragtui.core.store import Store
+            s = Store.open({str(tmp_path)!r})
+            print(s.read_only, s.runs().num_rows)
+            print(s.notices[0])
+            """
+        )
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        first, notice = out.stdout.splitlines()
+        assert first == "True 1"
+        assert "another ragtui holds" in notice
+        assert store.runs().num_rows == 1  # the first process is unaffected
+
+
+def test_corrupt_index_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
+    make_run(tmp_path, "r-1")
+    (tmp_path / INDEX_NAME).write_bytes(os.urandom(8192))
+    with Store.open(tmp_path) as store:
+        assert store.runs().num_rows == 1
+        assert "unreadable" in store.notices[0] and "rebuilt" in store.notices[0]
+    assert list(tmp_path.glob(INDEX_NAME + ".corrupt-*"))
+
+
+def run_as_reader(tmp_path: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """Run a script that cannot write to tmp_path: as root (who ignores permission bits) it runs
+    as the unprivileged user `nobody`; otherwise the folder is made read-only."""
+    command = [sys.executable, "-c", script]
+    if os.geteuid() == 0:
+        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+        tmp_path.chmod(0o755)
+    else:
+        tmp_path.chmod(0o555)
+    try:
+        env = {**os.environ, "HOME": str(tmp_path)}
+        return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd="/")
+    finally:
+        tmp_path.chmod(0o755)
+
+
+@pytest.fixture
+def world_readable_dir() -> Iterator[Path]:
+    # pytest's tmp_path sits under a 0700 folder that another user cannot enter.
+    folder = Path(tempfile.mkdtemp(prefix="ragtui-ro-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_read_only_folder_browses_and_refuses_writes(world_readable_dir: Path) -> None:
+    tmp_path = world_readable_dir
+    make_run(tmp_path, "ro-1")
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+        from ragtui.core.errors import StoreError
+        from ragtui.core.store import Store
+        s = Store.open({str(tmp_path)!r})
+        print(s.read_only, s.runs().num_rows)
+        print(s.notices[0])
+        try:
+            s.require_writable("write a re-judged run")
+        except StoreError as err:
+            print("refused:", err)
+        """
+    )
+    out = run_as_reader(tmp_path, script)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "True 1"
+    assert "read-only" in lines[1]
+    assert lines[2].startswith("refused: cannot write a re-judged run")
+    assert not (tmp_path / INDEX_NAME).exists()
+
+
+def test_case_reconstructs_what_the_file_says(tmp_path: Path) -> None:
+    from ragtui.core.runfile import read_run_file
+
+    path = make_run(tmp_path, "full-1", faith=[0.5, 1.0])
+    original = read_run_file(path)
+    with Store.open(tmp_path) as store:
+        for case in original.cases:
+            assert store.case("full-1", case.case_id) == case
+        assert store.case("full-1", "nope") is None
+        assert store.run("full-1") == original.run
+
+
+def test_reruns_group_by_config_key(tmp_path: Path) -> None:
+    make_run(tmp_path, "base-1", created_at="2026-11-01T10:00:00Z")
+    make_run(tmp_path, "base-2", created_at="2026-11-02T10:00:00Z", config={"top_k": 3, "generator": "llama3.2:3b", "seed": 9})
+    make_run(tmp_path, "topk-1", config={"top_k": 5, "generator": "llama3.2:3b"})
+    with Store.open(tmp_path) as store:
+        assert store.reruns("base-2") == ["base-1", "base-2"]
+        assert store.reruns("topk-1") == ["topk-1"]
+
+
+def test_judge_cache_round_trip(tmp_path: Path) -> None:
+    with Store.open(tmp_path) as store:
+        assert store.cache_get("k") is None
+        store.cache_put("k", provider="ollama", url="http://127.0.0.1:1", model="m",
+                        prompt_hash="p", input_hash="i", options="{}", reply="YES")
+        assert store.cache_get("k") == "YES"
+    with Store.open(tmp_path) as store:
+        assert store.cache_get("k") == "YES"
