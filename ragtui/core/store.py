@@ -12,7 +12,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,92 +21,14 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from ragtui.core import tables
 from ragtui.core.errors import RagtuiError, RunFileError, RunNotFoundError, StoreError
 from ragtui.core.model import Case, Chunk, Claim, DatasetInfo, JudgeInfo, Run, Score, SourceInfo
 from ragtui.core.runfile import SUFFIX, iter_run_file
+from ragtui.core.tables import RUN_TABLES, SCHEMA_VERSION
 
 INDEX_NAME = ".ragtui.duckdb"
-SCHEMA_VERSION = 1
 BATCH_CASES = 20_000  # cases buffered before a flush to DuckDB: bounds memory on huge files
-
-_SCHEMA_V1 = """
-CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
-CREATE TABLE IF NOT EXISTS files (
-    path VARCHAR PRIMARY KEY, size BIGINT, mtime_ns BIGINT, sha256 VARCHAR, run_id VARCHAR,
-    indexed_at TIMESTAMP);
-CREATE TABLE IF NOT EXISTS runs (
-    run_id VARCHAR PRIMARY KEY, name VARCHAR, created_at TIMESTAMP, kind VARCHAR,
-    config_key VARCHAR, config VARCHAR, generator VARCHAR, judge_model VARCHAR,
-    judge_provider VARCHAR, judge_prompt_hash VARCHAR, dataset_name VARCHAR,
-    dataset_version VARCHAR, parent VARCHAR, source_format VARCHAR, source_path VARCHAR,
-    source_sha256 VARCHAR, file_path VARCHAR, n_cases INTEGER);
-CREATE TABLE IF NOT EXISTS cases (
-    run_id VARCHAR, case_id VARCHAR, ordinal INTEGER, question VARCHAR, answer VARCHAR,
-    reference VARCHAR, latency_ms DOUBLE, metadata VARCHAR);
-CREATE TABLE IF NOT EXISTS chunks (
-    run_id VARCHAR, case_id VARCHAR, ordinal INTEGER, chunk_id VARCHAR, rank INTEGER,
-    source VARCHAR, score DOUBLE, text VARCHAR);
-CREATE TABLE IF NOT EXISTS scores (
-    run_id VARCHAR, case_id VARCHAR, metric VARCHAR, value DOUBLE, error VARCHAR,
-    label VARCHAR, raw VARCHAR, scale_lo DOUBLE, scale_hi DOUBLE, reason VARCHAR,
-    reply VARCHAR, prompt_hash VARCHAR, threshold DOUBLE);
-CREATE TABLE IF NOT EXISTS claims (
-    run_id VARCHAR, case_id VARCHAR, ordinal INTEGER, metric VARCHAR, text VARCHAR,
-    verdict VARCHAR, chunks VARCHAR[], reason VARCHAR);
-CREATE TABLE IF NOT EXISTS human (run_id VARCHAR, case_id VARCHAR, metric VARCHAR, value DOUBLE);
-CREATE TABLE IF NOT EXISTS judge_cache (
-    key VARCHAR PRIMARY KEY, provider VARCHAR, url VARCHAR, model VARCHAR,
-    prompt_hash VARCHAR, input_hash VARCHAR, options VARCHAR, reply VARCHAR,
-    created_at TIMESTAMP);
-"""
-
-# Each entry upgrades the schema from version i to i + 1. The index is derived data, so a
-# migration may also simply drop tables: the files re-index on the next refresh.
-MIGRATIONS: list[Callable[[duckdb.DuckDBPyConnection], None]] = []
-
-_RUN_TABLES = ("cases", "chunks", "scores", "claims", "human")
-
-_COLUMNS: dict[str, list[str]] = {
-    "cases": [
-        "run_id",
-        "case_id",
-        "ordinal",
-        "question",
-        "answer",
-        "reference",
-        "latency_ms",
-        "metadata",
-    ],
-    "chunks": ["run_id", "case_id", "ordinal", "chunk_id", "rank", "source", "score", "text"],
-    "scores": [
-        "run_id",
-        "case_id",
-        "metric",
-        "value",
-        "error",
-        "label",
-        "raw",
-        "scale_lo",
-        "scale_hi",
-        "reason",
-        "reply",
-        "prompt_hash",
-        "threshold",
-    ],
-    "claims": ["run_id", "case_id", "ordinal", "metric", "text", "verdict", "chunks", "reason"],
-    "human": ["run_id", "case_id", "metric", "value"],
-}
-_TYPES: dict[str, pa.DataType] = {
-    "ordinal": pa.int32(),
-    "rank": pa.int32(),
-    "latency_ms": pa.float64(),
-    "score": pa.float64(),
-    "value": pa.float64(),
-    "scale_lo": pa.float64(),
-    "scale_hi": pa.float64(),
-    "threshold": pa.float64(),
-    "chunks": pa.list_(pa.string()),
-}
 
 
 @dataclass
@@ -170,7 +92,7 @@ class Store:
 
     def _migrate(self) -> None:
         con = self._con
-        con.execute(_SCHEMA_V1)
+        con.execute(tables.SCHEMA_SQL)
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         version = int(row[0]) if row else 0
         if version == 0:
@@ -178,11 +100,11 @@ class Store:
             return
         if version > SCHEMA_VERSION:
             # Written by a newer ragtui: rebuild rather than misread it.
-            for table in ("files", "runs", *_RUN_TABLES):
+            for table in ("files", "runs", *RUN_TABLES):
                 con.execute(f"DELETE FROM {table}")
             self.notices.append("index was written by a newer ragtui; rebuilt from the run files")
             version = SCHEMA_VERSION
-        for step in MIGRATIONS[version - 1 : SCHEMA_VERSION - 1]:
+        for step in tables.MIGRATIONS[version - 1 : SCHEMA_VERSION - 1]:
             step(con)
         con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
 
@@ -294,17 +216,17 @@ class Store:
         run, cases = iter_run_file(path)
         old = cur.execute("SELECT run_id FROM files WHERE path = ?", [str(path)]).fetchone()
         if old is not None:
-            _delete_run(cur, old[0])
+            tables.delete_run(cur, old[0])
         clash = cur.execute("SELECT file_path FROM runs WHERE run_id = ?", [run.id]).fetchone()
         if clash is not None:
             raise RunFileError(
                 path, f"run id {run.id!r} is already used by {clash[0]}", line=1, field="id"
             )
         n_cases = 0
-        for batch in _batches(cases, BATCH_CASES):
+        for batch in tables.batches(cases, BATCH_CASES):
             n_cases += len(batch)
-            for table, columns in _case_rows(run.id, batch, n_cases - len(batch)).items():
-                _insert(cur, table, columns)
+            for table, columns in tables.case_rows(run.id, batch, n_cases - len(batch)).items():
+                tables.insert_columns(cur, table, columns)
         cur.execute(
             "INSERT INTO runs VALUES (" + ", ".join("?" * 18) + ")",
             [
@@ -339,7 +261,7 @@ class Store:
             row = cur.execute("SELECT run_id FROM files WHERE path = ?", [key]).fetchone()
             cur.execute("BEGIN TRANSACTION")
             if row and row[0]:
-                _delete_run(cur, row[0])
+                tables.delete_run(cur, row[0])
             cur.execute("DELETE FROM files WHERE path = ?", [key])
             cur.execute("COMMIT")
         return row[0] if row else None
@@ -631,103 +553,3 @@ def _num(value: float) -> float:
 def _generator(run: Run) -> str | None:
     value = run.config.get("generator") or run.config.get("model")
     return None if value is None else str(value)
-
-
-def _delete_run(cur: duckdb.DuckDBPyConnection, run_id: str) -> None:
-    for table in (*_RUN_TABLES, "runs"):
-        cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
-
-
-def _batches(items: Iterator[Case], size: int) -> Iterable[list[Case]]:
-    batch: list[Case] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _case_rows(run_id: str, cases: list[Case], start: int) -> dict[str, dict[str, list[Any]]]:
-    cols: dict[str, dict[str, list[Any]]] = {
-        t: {c: [] for c in names} for t, names in _COLUMNS.items()
-    }
-    cs, ch, sc, cl, hu = (cols[t] for t in ("cases", "chunks", "scores", "claims", "human"))
-    for ordinal, case in enumerate(cases, start=start):
-        cid = case.case_id
-        for name, value in (
-            ("run_id", run_id),
-            ("case_id", cid),
-            ("ordinal", ordinal),
-            ("question", case.question),
-            ("answer", case.answer),
-            ("reference", case.reference),
-            ("latency_ms", case.latency_ms),
-            ("metadata", json.dumps(case.metadata, ensure_ascii=False) if case.metadata else None),
-        ):
-            cs[name].append(value)
-        for i, chunk in enumerate(case.contexts):
-            for name, value in (
-                ("run_id", run_id),
-                ("case_id", cid),
-                ("ordinal", i),
-                ("chunk_id", chunk.id),
-                ("rank", chunk.rank),
-                ("source", chunk.source),
-                ("score", chunk.score),
-                ("text", chunk.text),
-            ):
-                ch[name].append(value)
-        rows = [(m, s, None) for m, s in case.scores.items()]
-        rows += [(m, None, e) for m, e in case.errors.items() if m not in case.scores]
-        for metric, s, error in rows:
-            sc["run_id"].append(run_id)
-            sc["case_id"].append(cid)
-            sc["metric"].append(metric)
-            sc["error"].append(error)
-            sc["value"].append(None if s is None else s.value)
-            sc["label"].append(None if s is None else s.label)
-            sc["raw"].append(
-                None if s is None or s.raw is None else json.dumps(s.raw, ensure_ascii=False)
-            )
-            sc["scale_lo"].append(None if s is None or s.scale is None else s.scale[0])
-            sc["scale_hi"].append(None if s is None or s.scale is None else s.scale[1])
-            sc["reason"].append(None if s is None else s.reason)
-            sc["reply"].append(None if s is None else s.reply)
-            sc["prompt_hash"].append(None if s is None else s.prompt_hash)
-            sc["threshold"].append(None if s is None else s.threshold)
-        for i, claim in enumerate(case.claims):
-            for name, value in (
-                ("run_id", run_id),
-                ("case_id", cid),
-                ("ordinal", i),
-                ("metric", claim.metric),
-                ("text", claim.text),
-                ("verdict", claim.verdict),
-                ("chunks", list(claim.chunks)),
-                ("reason", claim.reason),
-            ):
-                cl[name].append(value)
-        for metric, value in case.human.items():
-            hu["run_id"].append(run_id)
-            hu["case_id"].append(cid)
-            hu["metric"].append(metric)
-            hu["value"].append(value)
-    return cols
-
-
-def _insert(cur: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> None:
-    if not columns["run_id"]:
-        return
-    arrow = pa.table(
-        {
-            name: pa.array(values, type=_TYPES.get(name, pa.string()))
-            for name, values in columns.items()
-        }
-    )
-    cur.register("_batch", arrow)
-    try:
-        cur.execute(f"INSERT INTO {table} SELECT * FROM _batch")
-    finally:
-        cur.unregister("_batch")

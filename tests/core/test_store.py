@@ -13,8 +13,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from ragtui.core import store as store_module
-from ragtui.core.errors import RunNotFoundError, StoreError
+from ragtui.core import tables
+from ragtui.core.errors import RunNotFoundError
 from ragtui.core.store import INDEX_NAME, Store
 from tests.core.runs_factory import make_run
 
@@ -109,9 +109,11 @@ def test_truncated_file_is_not_half_indexed(tmp_path: Path) -> None:
         assert ":9:" in str(store.problems[0])
 
 
-def test_crash_inside_the_transaction_leaves_no_partial_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_crash_inside_the_transaction_leaves_no_partial_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     make_run(tmp_path, "crash-1", n=10)
-    real_insert = store_module._insert
+    real_insert = tables.insert_columns
     calls = {"n": 0}
 
     def exploding_insert(cur, table, columns):  # type: ignore[no-untyped-def]
@@ -120,14 +122,14 @@ def test_crash_inside_the_transaction_leaves_no_partial_run(tmp_path: Path, monk
             raise RuntimeError("disk on fire")
         real_insert(cur, table, columns)
 
-    monkeypatch.setattr(store_module, "_insert", exploding_insert)
+    monkeypatch.setattr(tables, "insert_columns", exploding_insert)
     with Store.open(tmp_path, refresh=False) as store:
         with pytest.raises(RuntimeError, match="disk on fire"):
             store.refresh()
         assert calls["n"] >= 2  # cases were inserted before the failure...
         for table in ("runs", "cases", "chunks", "scores", "files"):
             assert store._cursor().execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
-    monkeypatch.setattr(store_module, "_insert", real_insert)
+    monkeypatch.setattr(tables, "insert_columns", real_insert)
     with Store.open(tmp_path) as store:  # ...and the next start indexes it whole
         assert store.cases("crash-1").num_rows == 10
 
@@ -152,7 +154,9 @@ def test_second_process_gets_a_read_only_private_index(tmp_path: Path) -> None:
             print(s.notices[0])
             """
         )
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+        )
         assert out.returncode == 0, out.stderr
         first, notice = out.stdout.splitlines()
         assert first == "True 1"
@@ -235,7 +239,12 @@ def test_case_reconstructs_what_the_file_says(tmp_path: Path) -> None:
 
 def test_reruns_group_by_config_key(tmp_path: Path) -> None:
     make_run(tmp_path, "base-1", created_at="2026-11-01T10:00:00Z")
-    make_run(tmp_path, "base-2", created_at="2026-11-02T10:00:00Z", config={"top_k": 3, "generator": "llama3.2:3b", "seed": 9})
+    make_run(
+        tmp_path,
+        "base-2",
+        created_at="2026-11-02T10:00:00Z",
+        config={"top_k": 3, "generator": "llama3.2:3b", "seed": 9},
+    )
     make_run(tmp_path, "topk-1", config={"top_k": 5, "generator": "llama3.2:3b"})
     with Store.open(tmp_path) as store:
         assert store.reruns("base-2") == ["base-1", "base-2"]
@@ -245,8 +254,16 @@ def test_reruns_group_by_config_key(tmp_path: Path) -> None:
 def test_judge_cache_round_trip(tmp_path: Path) -> None:
     with Store.open(tmp_path) as store:
         assert store.cache_get("k") is None
-        store.cache_put("k", provider="ollama", url="http://127.0.0.1:1", model="m",
-                        prompt_hash="p", input_hash="i", options="{}", reply="YES")
+        store.cache_put(
+            "k",
+            provider="ollama",
+            url="http://127.0.0.1:1",
+            model="m",
+            prompt_hash="p",
+            input_hash="i",
+            options="{}",
+            reply="YES",
+        )
         assert store.cache_get("k") == "YES"
     with Store.open(tmp_path) as store:
         assert store.cache_get("k") == "YES"
