@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -14,7 +15,7 @@ import click
 
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
-from ragtui.core.views import case_lines, run_rows
+from ragtui.core.views import case_lines, run_rows, short_metric
 
 DEFAULT_FOLDER = Path("runs")
 # Command modules under ragtui/commands/, each exposing COMMANDS.
@@ -125,11 +126,11 @@ def runs(path: str | None, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(box=None, header_style="bold")
+    table = Table(box=None, header_style="bold", pad_edge=False)
     for column in ("id", "date", "name", "kind", "config key", "judge", "N"):
-        table.add_column(column, no_wrap=column in ("id", "date"))
+        table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
     for metric in metrics:
-        table.add_column(metric, justify="right")
+        table.add_column(short_metric(metric), justify="right", no_wrap=True)
     for row in rows:
         means = [
             "—" if row["means"].get(m) is None else f"{100 * row['means'][m]:.1f}" for m in metrics
@@ -145,8 +146,9 @@ def runs(path: str | None, as_json: bool) -> None:
             *means,
         )
         table.add_row(*(_literal(v) for v in cells))
-    Console(highlight=False).print(table)
-    click.echo("means in points (0-100); — = no scores")
+    Console(highlight=False, width=max(shutil.get_terminal_size().columns, 240)).print(table)
+    legend = ", ".join(f"{short_metric(m)} = {m}" for m in metrics)
+    click.echo(f"means in points (0-100), — = no scores; {legend}")
 
 
 @cli.command()

@@ -21,6 +21,23 @@ def printable(text: str | None) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+_ABBREVIATIONS = {
+    "answer": "ans",
+    "context": "ctx",
+    "faithfulness": "faith",
+    "relevance": "rel",
+    "precision": "prec",
+    "recall": "rec",
+    "correctness": "corr",
+}
+
+
+def short_metric(name: str) -> str:
+    """A column header for a metric: faithfulness -> faith, context_precision -> ctx_prec."""
+    parts = name.replace("-", "_").split("_")
+    return "_".join(_ABBREVIATIONS.get(p, p[:6]) for p in parts if p)
+
+
 def run_rows(store: Store) -> tuple[list[dict[str, Any]], list[str]]:
     """One dict per run (oldest first) with its per-metric means, and the metric names."""
     means: dict[str, dict[str, float | None]] = {}
