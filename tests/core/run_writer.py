@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ragtui.core.model import Case, DatasetInfo, JudgeInfo, Run, Score
+from ragtui.core.model import Case, Claim, DatasetInfo, JudgeInfo, Run, Score
 from ragtui.core.runfile import write_run_file
 from ragtui.core.store import Store
 
@@ -31,6 +31,8 @@ class RunWriter:
         labels: Mapping[str, Mapping[str, str]] | None = None,
         human: Mapping[str, Mapping[str, float]] | None = None,
         name: str | None = None,
+        answers: Mapping[str, str] | None = None,
+        claims: Mapping[str, list[Claim]] | None = None,
     ) -> Path:
         """scores: metric -> case id -> value, or an error message (a str) for a failed grade."""
         self.count += 1
@@ -52,9 +54,10 @@ class RunWriter:
                 Case(
                     case_id=cid,
                     question=f"question {cid}?",
-                    answer=f"answer {cid}",
+                    answer=(answers or {}).get(cid, f"answer {cid}"),
                     scores=got,
                     errors=errors,
+                    claims=tuple((claims or {}).get(cid, ())),
                     human={m: h[cid] for m, h in (human or {}).items() if cid in h},
                 )
             )
