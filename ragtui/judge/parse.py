@@ -12,7 +12,7 @@ from typing import Any
 
 LABELS = ("YES", "PARTIAL", "NO")
 _LABEL_RE = re.compile(r"\b(YES|PARTIAL|NO)\b", re.IGNORECASE)
-_DIGIT_RE = re.compile(r"(?<![\d.])([1-5])(?![\d.])")
+_DIGIT_RE = re.compile(r"(?<!\d)(?<!\d\.)([1-5])(?!\.?\d)")
 
 
 class ParseFailure(ValueError):

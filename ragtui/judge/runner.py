@@ -179,12 +179,16 @@ def batch_run(
         run_id += f"-{index}"
         name += f" rerun {index}"
     info = JudgeInfo(model=judge.model, provider=judge.provider, prompt_hash=prompt_hash)
+    # Same judge model and prompts as the parent: a true replicate, so it joins the parent's
+    # config group; otherwise the judge is part of what was configured.
+    same_judge = (parent.judge.model, parent.judge.prompt_hash) == (judge.model, prompt_hash)
+    config_key = parent.config_key if same_judge else derive_config_key(parent.config, info)
     return Run(
         id=run_id,
         name=name,
         created_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         config=dict(parent.config),
-        config_key=derive_config_key(parent.config, info),
+        config_key=config_key,
         judge=info,
         dataset=parent.dataset,
         parent=parent.id,

@@ -1,0 +1,155 @@
+"""Noise from reruns: the noise floor of a group of reruns, and full-pipeline reruns.
+
+Judge-only noise comes from `runner.noise_reruns` (same answers, fresh judge calls). Full noise
+runs the user's own pipeline (`[rerun] command` in ragtui.toml) K times and imports each result
+as a `rerun` run with the parent's config key, so `compare_runs` averages them into the baseline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from ragtui.core import stats
+from ragtui.core.errors import RagtuiError
+from ragtui.core.model import Run
+from ragtui.core.runfile import SUFFIX, is_run_file, read_run_file, write_run_file
+from ragtui.core.store import Store
+
+
+@dataclass(frozen=True)
+class MetricNoise:
+    metric: str
+    n: int  # cases scored in every rerun
+    means: tuple[float, ...]  # each rerun's mean over those cases
+    errors: tuple[int, ...]  # each rerun's errored cases for the metric
+    floor: stats.NoiseFloor | None  # None with fewer than 2 reruns or no common case
+
+
+def rerun_noise(
+    store: Store, run_ids: Sequence[str], metrics: Sequence[str] | None = None
+) -> list[MetricNoise]:
+    """Per metric: the k x N matrix of cases scored by all k runs, and its noise floor."""
+    table = store.scores(list(run_ids), list(metrics) if metrics else None).to_pylist()
+    names = list(metrics) if metrics else sorted({r["metric"] for r in table})
+    out = []
+    for metric in names:
+        rows = [r for r in table if r["metric"] == metric]
+        by_run: dict[str, dict[str, float]] = {rid: {} for rid in run_ids}
+        errors = dict.fromkeys(run_ids, 0)
+        for r in rows:
+            if r["value"] is None:
+                errors[r["run_id"]] += 1
+            else:
+                by_run[r["run_id"]][r["case_id"]] = r["value"]
+        common = sorted(set.intersection(*(set(v) for v in by_run.values()))) if by_run else []
+        matrix = np.array([[by_run[rid][c] for c in common] for rid in run_ids], dtype=float)
+        out.append(
+            MetricNoise(
+                metric=metric,
+                n=len(common),
+                means=tuple(float(m) for m in matrix.mean(axis=1)) if common else (),
+                errors=tuple(errors[rid] for rid in run_ids),
+                floor=stats.noise_floor(matrix) if common else None,
+            )
+        )
+    return out
+
+
+def noise_lines(noise: Sequence[MetricNoise], margin: float = 0.05) -> list[str]:
+    """Plain text, in points: one line per metric."""
+    lines = []
+    for m in noise:
+        if m.floor is None:
+            lines.append(f"{m.metric}: no noise floor (needs 2 reruns scoring the same cases)")
+            continue
+        f = m.floor
+        means = " / ".join(f"{100 * x:.1f}" for x in m.means)
+        icc = "—" if f.icc is None else f"{f.icc:.2f}"
+        rule = "ok" if f.rerun_delta < margin else "ABOVE"
+        errs = sum(m.errors)
+        lines.append(
+            f"{m.metric}: reruns {means} · noise floor ±{100 * f.noise_floor:.1f} points · "
+            f"reruns differ by {100 * f.rerun_delta:.1f} points (rule of thumb: < "
+            f"{100 * margin:g}, {rule}) · ICC {icc} · N {m.n}"
+            + (f" · {errs} errored scores left out" if errs else "")
+        )
+    return lines
+
+
+# ---------------------------------------------------------------- full pipeline reruns
+
+
+async def pipeline_rerun(
+    store: Store,
+    parent: Run,
+    command: str,
+    run_id: str,
+    *,
+    on_line: Callable[[str], None] | None = None,
+) -> list[Path]:
+    """Run the user's pipeline once and import what it wrote into the runs folder.
+
+    Placeholders: {config} (a JSON file with the parent's config), {out} (an empty folder the
+    command writes its result files into), {run_id} (the id the new run will get).
+    """
+    with tempfile.TemporaryDirectory(prefix="ragtui-rerun-") as tmp:
+        config_path = Path(tmp) / "config.json"
+        config_path.write_text(json.dumps(dict(parent.config), indent=2), encoding="utf-8")
+        out = Path(tmp) / "out"
+        out.mkdir()
+        line = _fill(command, config=str(config_path), out=str(out), run_id=run_id)
+        process = await asyncio.create_subprocess_shell(
+            line, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
+        assert process.stdout is not None
+        async for raw in process.stdout:
+            if on_line:
+                on_line(raw.decode("utf-8", "replace").rstrip("\n"))
+        status = await process.wait()
+        if status != 0:
+            raise RagtuiError(f"rerun command exited with status {status}: {line}")
+        files = sorted(p for p in out.rglob("*") if p.is_file())
+        if not files:
+            raise RagtuiError(f"rerun command wrote no result file into {{out}}: {line}")
+        runs = []
+        for path in files:
+            if is_run_file(path):
+                runs.append(read_run_file(path))
+            else:
+                from ragtui.importers import load_file
+
+                runs.extend(load_file(path))
+        written = []
+        for i, rf in enumerate(runs):
+            rid = run_id if len(runs) == 1 else f"{run_id}-{i + 1}"
+            header = replace(
+                rf.run,
+                id=rid,
+                kind="rerun",
+                parent=parent.id,
+                config_key=parent.config_key,
+                name=f"{parent.name} rerun ({rid})",
+            )
+            target = store.folder / (rid + SUFFIX)
+            write_run_file(target, header, rf.cases)
+            store.index_file(target)
+            written.append(target)
+        return written
+
+
+def _fill(command: str, **values: str) -> str:
+    """Substitute placeholders, each shell-quoted; an unknown {name} is an error."""
+    try:
+        return command.format(**{k: shlex.quote(v) for k, v in values.items()})
+    except (KeyError, IndexError, ValueError) as exc:
+        raise RagtuiError(
+            f"rerun.command: bad placeholder {exc} (known: {{config}}, {{out}}, {{run_id}})"
+        ) from None

@@ -1,0 +1,246 @@
+"""Batches against the real Store (DuckDB in a temp dir) and the fake judge server."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from ragtui.config import JudgeConfig
+from ragtui.core.model import Case, Chunk, Run, Score
+from ragtui.core.runfile import read_run_file, write_run_file
+from ragtui.core.store import Store
+from ragtui.judge.client import JudgeUnreachable
+from ragtui.judge.metrics import METRICS
+from ragtui.judge.prompts import combined_hash
+from ragtui.judge.runner import Progress, judge_run, noise_reruns
+from tests.fakejudge import FakeJudge, Fault
+
+
+def make_cases(n: int) -> list[Case]:
+    return [
+        Case(
+            case_id=f"case-{i:02d}",
+            question=f"Question {i}?",
+            answer=f"ANSWER-{i:02d} says refunds take {i} days.",
+            reference=f"Refunds take {i} days." if i % 2 == 0 else None,
+            contexts=(Chunk(id=f"k{i}", text=f"Refunds take {i} days.", rank=1),),
+            scores={"faithfulness": Score(value=1.0, raw="YES", label="YES")},
+        )
+        for i in range(n)
+    ]
+
+
+def write_parent(folder: Path, n: int = 6) -> Path:
+    run = Run(
+        id="base",
+        name="baseline",
+        created_at="2026-11-20T10:00:00Z",
+        config={"top_k": 3},
+        config_key="cfg-base",
+    )
+    return write_run_file(folder / "base.ragtui.jsonl", run, make_cases(n))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    write_parent(tmp_path)
+    with Store.open(tmp_path) as s:
+        yield s
+
+
+def judge(fake: FakeJudge, provider: str = "ollama", **kw: object) -> JudgeConfig:
+    options = {"timeout": 2.0, "backoff": 0.01, "retries": 1, "concurrency": 3, **kw}
+    return JudgeConfig(name="j1", provider=provider, url=fake.url, model="judge-1", **options)
+
+
+def answers_of(fake: FakeJudge) -> list[str]:
+    """Which case each chat request was about (the ANSWER-nn marker in its prompt)."""
+    import re
+
+    return [m.group(0) for r in fake.chat_requests() if (m := re.search(r"ANSWER-\d\d", r.prompt))]
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+async def test_rejudge_label_mode_writes_and_indexes_a_run(
+    store: Store, fake_judge: FakeJudge, provider: str
+) -> None:
+    fake_judge.when("ANSWER-01", "NO")
+    fake_judge.when("ANSWER-02", "PARTIAL")
+    seen: list[int] = []
+    result = await judge_run(
+        store,
+        "baseline",
+        judge(fake_judge, provider),
+        metrics=["faithfulness"],
+        progress=lambda p: seen.append(p.done),
+    )
+    assert seen == list(range(7))  # 0 (start) then after every case
+    rf = read_run_file(result.path)
+    assert result.path.parent == store.folder and result.path.name == rf.run.id + ".ragtui.jsonl"
+    assert rf.run.kind == "rejudge" and rf.run.parent == "base"
+    assert rf.run.judge.model == "judge-1" and rf.run.judge.provider == provider
+    assert rf.run.judge.prompt_hash == METRICS["faithfulness"].prompt.hash
+    values = {c.case_id: c.scores["faithfulness"].value for c in rf.cases}
+    assert values == {
+        "case-00": 1.0,
+        "case-01": 0.0,
+        "case-02": 0.5,
+        "case-03": 1.0,
+        "case-04": 1.0,
+        "case-05": 1.0,
+    }
+    assert {c.scores["faithfulness"].prompt_hash for c in rf.cases} == {rf.run.judge.prompt_hash}
+    assert [c.answer for c in sorted(rf.cases, key=lambda c: c.case_id)] == [
+        c.answer for c in make_cases(6)
+    ]
+    p = result.progress
+    assert (p.scored, p.parse_failures, p.errors, p.resumed) == (6, 0, 0, 0)
+    assert store.run(rf.run.id).kind == "rejudge"  # indexed
+    table = store.scores([rf.run.id]).to_pylist()
+    assert sorted(r["value"] for r in table) == [0.0, 0.5, 1.0, 1.0, 1.0, 1.0]
+
+
+async def test_claim_mode_and_reference_errors(store: Store, fake_judge: FakeJudge) -> None:
+    claims = {
+        "claims": [
+            {"claim": "refunds take days", "verdict": "SUPPORTED", "chunk": 1},
+            {"claim": "it is quick", "verdict": "UNSUPPORTED", "chunk": None},
+        ]
+    }
+    recall = {"statements": [{"statement": "refunds take days", "attributed": True, "chunk": 1}]}
+    fake_judge.when("Split the answer", json.dumps(claims))
+    fake_judge.when("Split the reference", json.dumps(recall))
+    result = await judge_run(
+        store,
+        "base",
+        judge(fake_judge, "openai"),
+        metrics=["faithfulness_claims", "context_recall"],
+    )
+    rf = read_run_file(result.path)
+    for case in rf.cases:
+        assert case.scores["faithfulness_claims"].value == 0.5
+        assert [c.verdict for c in case.claims] == ["SUPPORTED", "UNSUPPORTED"]
+        assert case.claims[0].chunks == (case.contexts[0].id,)
+        if case.reference is None:
+            assert case.errors == {"context_recall": "needs a reference"}
+        else:
+            assert case.scores["context_recall"].value == 1.0
+    assert (result.progress.scored, result.progress.errors) == (9, 3)
+    assert len(fake_judge.chat_requests()) == 9  # no call for cases without a reference
+    bodies = [r.body for r in fake_judge.chat_requests()]
+    assert all(b["response_format"] == {"type": "json_object"} for b in bodies)
+    assert rf.run.judge.prompt_hash == combined_hash(
+        [METRICS["faithfulness_claims"].prompt, METRICS["context_recall"].prompt]
+    )
+
+
+async def test_garbage_replies_are_counted_parse_failures(store: Store, fake_judge: FakeJudge):
+    fake_judge.when("ANSWER-03", "I refuse to grade this.")
+    fake_judge.when("ANSWER-05", "{broken json")  # odd cases have no reference: the answer
+    # is in the precision prompt too
+    fake_judge.when("chunks are useful", '{"chunks": [{"chunk": 1, "useful": true}]}')
+    result = await judge_run(
+        store, "base", judge(fake_judge), metrics=["faithfulness", "context_precision"]
+    )
+    # cases 3 and 5 fail both metrics; the other 4 cases score both
+    p = result.progress
+    assert (p.scored, p.parse_failures, p.errors) == (8, 4, 0)
+    cases = {c.case_id: c for c in read_run_file(result.path).cases}
+    bad = cases["case-03"]
+    assert bad.scores["faithfulness"].value == 0.0 and bad.scores["faithfulness"].label is None
+    assert set(bad.metadata["parse_failures"]) == {"faithfulness", "context_precision"}
+    assert cases["case-05"].errors["context_precision"].startswith("parse failure: ")
+    assert cases["case-00"].scores["context_precision"].value == 1.0
+    assert "parse_failures" not in cases["case-00"].metadata
+
+
+async def test_cache_reuse_and_no_reuse_across_judges(tmp_path: Path, fake_judge: FakeJudge):
+    write_parent(tmp_path)
+    with Store.open(tmp_path) as store:
+        first = await judge_run(store, "base", judge(fake_judge), metrics=["faithfulness"])
+        assert len(fake_judge.chat_requests()) == 6
+        before = {c.case_id: c.scores for c in read_run_file(first.path).cases}
+        first.path.unlink()  # a fresh batch with the same judge: every reply from the cache
+        fake_judge.default = "NO"  # would change every grade if the server were asked
+        again = await judge_run(store, "base", judge(fake_judge), metrics=["faithfulness"])
+        assert len(fake_judge.chat_requests()) == 6 and again.progress.cached == 6
+        assert {c.case_id: c.scores for c in read_run_file(again.path).cases} == before
+        fake_judge.models = ["judge-1", "judge-2"]
+        other = JudgeConfig(name="j2", provider="ollama", url=fake_judge.url, model="judge-2")
+        third = await judge_run(store, "base", other, metrics=["faithfulness"])
+        assert third.progress.cached == 0 and len(fake_judge.chat_requests()) == 12
+        assert {c.scores["faithfulness"].label for c in read_run_file(third.path).cases} == {"NO"}
+
+
+async def test_resume_judges_only_missing_cases(store: Store, fake_judge: FakeJudge) -> None:
+    cfg = judge(fake_judge)
+    part = await judge_run(
+        store, "base", cfg, metrics=["faithfulness"], case_ids=["case-01", "case-04"]
+    )
+    assert sorted(answers_of(fake_judge)) == ["ANSWER-01", "ANSWER-04"]
+    fake_judge.reset()
+    full = await judge_run(store, "base", cfg, metrics=["faithfulness"])
+    assert full.path == part.path and full.progress.resumed == 2
+    assert sorted(answers_of(fake_judge)) == ["ANSWER-00", "ANSWER-02", "ANSWER-03", "ANSWER-05"]
+    assert sorted(c.case_id for c in read_run_file(full.path).cases) == [
+        f"case-{i:02d}" for i in range(6)
+    ]
+    assert store.runs().num_rows == 2  # one rejudge run, indexed once
+
+
+async def test_unknown_case_is_an_error(store: Store, fake_judge: FakeJudge) -> None:
+    with pytest.raises(Exception, match="has no case 'nope'"):
+        await judge_run(store, "base", judge(fake_judge), case_ids=["nope"])
+
+
+async def test_server_errors_after_retries_are_case_errors(store: Store, fake_judge: FakeJudge):
+    fake_judge.when("ANSWER-02", Fault(500, body="overloaded"))
+    result = await judge_run(store, "base", judge(fake_judge), metrics=["faithfulness"])
+    cases = {c.case_id: c for c in read_run_file(result.path).cases}
+    assert "HTTP 500: overloaded (after 2 attempts)" in cases["case-02"].errors["faithfulness"]
+    assert (result.progress.scored, result.progress.errors) == (5, 1)
+    assert store.scores([result.run_id]).to_pylist()[2]["error"] is not None
+
+
+async def test_unreachable_judge_stops_the_batch(store: Store) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cfg = JudgeConfig(
+        name="down",
+        provider="ollama",
+        url=f"http://127.0.0.1:{port}",
+        model="m",
+        retries=1,
+        backoff=0.01,
+    )
+    with pytest.raises(JudgeUnreachable, match="connection refused"):
+        await judge_run(store, "base", cfg, metrics=["faithfulness"])
+
+
+async def test_noise_reruns_bypass_the_cache_and_share_a_config_key(
+    store: Store, fake_judge: FakeJudge
+) -> None:
+    cfg = judge(fake_judge)
+    await judge_run(store, "base", cfg, metrics=["faithfulness"])  # fills the cache
+    fake_judge.reset()
+    updates: list[tuple[int, int]] = []
+
+    def progress(i: int, p: Progress) -> None:
+        updates.append((i, p.done))
+
+    results = await noise_reruns(
+        store, "base", cfg, times=2, metrics=["faithfulness"], progress=progress
+    )
+    assert len(fake_judge.chat_requests()) == 12  # 2 x 6 fresh calls, none from the cache
+    assert updates[-1] == (2, 6) and (1, 6) in updates
+    runs = [read_run_file(r.path).run for r in results]
+    assert [r.kind for r in runs] == ["rerun", "rerun"]
+    assert runs[0].config_key == runs[1].config_key and runs[0].id != runs[1].id
+    assert set(store.reruns(runs[0].id)) >= {runs[0].id, runs[1].id}
+    again = await noise_reruns(store, "base", cfg, times=2, metrics=["faithfulness"])
+    assert len(fake_judge.chat_requests()) == 12  # already complete: nothing to do
+    assert [r.progress.resumed for r in again] == [6, 6]
