@@ -21,7 +21,7 @@ DRIFT_ALPHA = 0.01  # stricter than 0.05: it is tested per rerun and metric, a f
 RHO_FLAG = 0.7
 KAPPA_FLAG = 0.6
 MAX_CATEGORIES = 10  # a metric with at most this many distinct values can be treated as labels
-BINARY_THRESHOLD = 0.5  # pass/fail cut for listing flips of unlabelled scores
+BINARY_THRESHOLD = 0.5  # pass/fail cut for listing flips of continuous scores
 
 
 def finite(x: float | None) -> float | None:
@@ -144,8 +144,11 @@ def agreement(
     else:
         cats_x = cats_y = None
         if np.unique(np.concatenate((x, y))).size <= MAX_CATEGORIES:
+            # few distinct values (YES/PARTIAL/NO, a 1-5 scale): each value is a category
             cats_x, cats_y = x.tolist(), y.tolist()
-        flips = (x >= BINARY_THRESHOLD) != (y >= BINARY_THRESHOLD)
+            flips = x != y
+        else:
+            flips = (x >= BINARY_THRESHOLD) != (y >= BINARY_THRESHOLD)
     kappa = stats.cohen_kappa(cats_x, cats_y) if cats_x is not None else None
     rho = stats.spearman(x, y)
     order = np.argsort(-np.abs(y - x)[flips], kind="stable")
@@ -189,7 +192,9 @@ def drift_warnings(
             )
 
 
-def bottom_cases(case_ids: np.ndarray, values: np.ndarray, scored: np.ndarray) -> list[tuple[str, float]]:
+def bottom_cases(
+    case_ids: np.ndarray, values: np.ndarray, scored: np.ndarray
+) -> list[tuple[str, float]]:
     ids, v = case_ids[scored], values[scored]
     order = np.lexsort((ids.astype(str), v))[: max(1, math.ceil(0.1 * v.size))] if v.size else []
     return list(zip(ids[order].tolist(), v[order].tolist(), strict=True))

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +14,7 @@ from scipy import stats as sps
 from ragtui.core import stats
 from ragtui.core.compare import MetricResult, analyse_metric, compare_runs, decide
 from ragtui.core.errors import RagtuiError, RunNotFoundError
+from ragtui.core.store import Store
 
 BASE = {"generator": "llama3.2:3b", "prompt": "v1"}
 
@@ -318,3 +322,59 @@ def test_a_a_simulation_false_positives_and_power() -> None:
         b = (gen.uniform(size=n) < 0.76).astype(float)
         detected += analyse_metric("m", a, b, rng=stats.rng_for(i, "m")).verdict == "improved"
     assert detected / 200 >= 0.7
+
+
+# ---------------------------------------------------------------- the shipped sample history
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs"
+BASELINE = "baseline-2026-11-02"
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    files = sorted(SAMPLES.glob("*.ragtui.jsonl"))
+    if not files:
+        pytest.skip("sample_runs/ has no run files yet")
+    folder = tmp_path_factory.mktemp("samples")
+    for f in files:  # a copy: the index must not be written into the repo
+        shutil.copy(f, folder / f.name)
+    store = Store.open(folder)
+    assert not store.problems, store.problems
+    yield store
+    store.close()
+
+
+def test_samples_strict_prompt_improves_faithfulness(sample_store: Store) -> None:
+    c = compare_runs(sample_store, BASELINE, "strict-v2-2026-11-16")
+    assert c.metric("faithfulness").verdict == "improved"
+    assert len(c.reruns_a) == 3  # the baseline's two reruns are averaged in
+
+
+def test_samples_smaller_generator_regresses(sample_store: Store) -> None:
+    c = compare_runs(sample_store, BASELINE, "small-gen-2026-11-19")
+    assert c.metric("faithfulness").verdict == "regressed"
+
+
+def test_samples_pure_noise_change_is_within_noise(sample_store: Store) -> None:
+    c = compare_runs(sample_store, BASELINE, "overlap64-2026-11-12")
+    assert {m.verdict for m in c.metrics} == {"within noise"}
+
+
+def test_samples_baseline_reruns_give_a_noise_floor(sample_store: Store) -> None:
+    c = compare_runs(sample_store, BASELINE, "strict-v2-2026-11-16")
+    for m in c.metrics:
+        assert m.noise_floor is not None and m.noise_floor > 0, m
+        assert m.icc is not None and m.noise_runs == 3
+    assert any("reruns of A (3 runs" in line for line in c.noise_lines)
+
+
+def test_samples_rejudge_warns_and_shows_judge_agreement(sample_store: Store) -> None:
+    c = compare_runs(sample_store, BASELINE, "rejudge-llama3.1-2026-11-06")
+    assert any(w.startswith("judge model differs between A and B") for w in c.warnings)
+    faith = next(g for g in c.agreement if g.metric == "faithfulness")
+    assert faith.n > 0 and faith.kappa is not None and faith.rho is not None
+
+
+def test_samples_self_judged_run_is_flagged(sample_store: Store) -> None:
+    c = compare_runs(sample_store, BASELINE, "self-judge-2026-11-23")
+    assert any("judged by its own generator" in w for w in c.warnings)
