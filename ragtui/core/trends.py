@@ -1,0 +1,114 @@
+"""Per-metric trends over time, grouped by config (the Trends screen). No textual, no rich.
+
+For every run: the mean of one metric over its scored cases, a 95% t-interval of that mean
+(from the per-case values), and the mean of its worst 10% of cases. Runs sharing a config key
+form one series; the spread of their means (max - min) is what reruns of that config vary by.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import pyarrow as pa
+
+from ragtui.core.stats import bottom_indices, t_interval
+from ragtui.core.store import Store
+
+BOTTOM_SHARE = 0.10
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    run_id: str
+    name: str
+    created_at: datetime
+    n: int  # scored cases
+    n_errors: int
+    mean: float | None  # fractions in [0, 1]; None when nothing was scored
+    ci_low: float | None  # None when fewer than 2 scored cases
+    ci_high: float | None
+    bottom: float | None  # mean of the worst BOTTOM_SHARE of cases
+
+
+@dataclass(frozen=True)
+class TrendSeries:
+    config_key: str
+    label: str  # the name most of its runs carry
+    points: tuple[TrendPoint, ...]  # oldest first
+
+    @property
+    def spread(self) -> float | None:
+        """max - min of the run means: how far reruns of this config drift apart."""
+        means = [p.mean for p in self.points if p.mean is not None]
+        return max(means) - min(means) if len(means) >= 2 else None
+
+
+def point(
+    run_id: str, name: str, created_at: datetime, values: np.ndarray, errors: int
+) -> TrendPoint:
+    """One run's figures from its per-case values (fractions) for one metric."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return TrendPoint(run_id, name, created_at, 0, errors, None, None, None, None)
+    ci = t_interval(values)
+    worst = values[bottom_indices(values, BOTTOM_SHARE)]
+    return TrendPoint(
+        run_id=run_id,
+        name=name,
+        created_at=created_at,
+        n=int(values.size),
+        n_errors=errors,
+        mean=float(values.mean()),
+        ci_low=None if ci is None else ci[0],
+        ci_high=None if ci is None else ci[1],
+        bottom=float(worst.mean()),
+    )
+
+
+def metric_trends(store: Store, metric: str) -> list[TrendSeries]:
+    """Every config's series for `metric`, ordered by the date of its first run."""
+    runs = store.runs()
+    if runs.num_rows == 0:
+        return []
+    scores = store.scores(runs.column("run_id").to_pylist(), [metric])
+    by_run = _values_by_run(scores)
+    groups: dict[str, list[TrendPoint]] = {}
+    names: dict[str, list[str]] = {}
+    for row in runs.select(["run_id", "name", "created_at", "config_key"]).to_pylist():
+        values, errors = by_run.get(row["run_id"], (np.zeros(0), 0))
+        if values.size == 0 and errors == 0:
+            continue  # this run never scored the metric
+        key = row["config_key"]
+        groups.setdefault(key, []).append(
+            point(row["run_id"], row["name"], row["created_at"], values, errors)
+        )
+        names.setdefault(key, []).append(row["name"])
+    series = [
+        TrendSeries(key, _most_common(names[key]), tuple(points)) for key, points in groups.items()
+    ]
+    series.sort(key=lambda s: (s.points[0].created_at, s.config_key))
+    return series
+
+
+def _values_by_run(scores: pa.Table) -> dict[str, tuple[np.ndarray, int]]:
+    """run_id -> (scored values, error count), split with Arrow sorts rather than a row loop."""
+    if scores.num_rows == 0:
+        return {}
+    ordered = scores.sort_by("run_id")
+    run_ids = ordered.column("run_id").to_numpy(zero_copy_only=False)
+    values = ordered.column("value").to_numpy(zero_copy_only=False).astype(float)
+    errored = ordered.column("error").is_valid().to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(np.r_[True, run_ids[1:] != run_ids[:-1]])
+    ends = np.r_[starts[1:], len(run_ids)]
+    out: dict[str, tuple[np.ndarray, int]] = {}
+    for lo, hi in zip(starts, ends, strict=True):
+        chunk = values[lo:hi]
+        out[str(run_ids[lo])] = (chunk[~np.isnan(chunk)], int(errored[lo:hi].sum()))
+    return out
+
+
+def _most_common(names: list[str]) -> str:
+    # ties go to the earliest name, so the label is stable as reruns are added
+    return max(dict.fromkeys(names), key=names.count)

@@ -1,0 +1,247 @@
+"""A run's case list: one row per case with its metric scores (points), Arrow-backed.
+
+The table is built in DuckDB (scores pivoted into one column per metric, joined to the cases)
+and handed to textual-fastdatatable as Arrow, which renders only the rows on screen: a run of
+100,000 cases opens without a per-row Python loop anywhere.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, LoadingIndicator, Static
+from textual_fastdatatable import ArrowBackend, DataTable
+
+from ragtui.core.store import Store
+from ragtui.core.views import printable
+from ragtui.tui.screens.runs import TitleBar
+from ragtui.tui.widgets.run_table import short_metric
+
+if TYPE_CHECKING:
+    from ragtui.tui.app import RagtuiApp
+
+# Same set as core.views.printable: C0/C1 controls except tab and newline (RE2 syntax).
+_CONTROL_RE = r"[\x{00}-\x{08}\x{0b}-\x{1f}\x{7f}-\x{9f}]"
+TEXT_COLUMNS = ("case", "question", "answer")
+
+
+def case_table(store: Store, run_id: str) -> tuple[pa.Table, list[str]]:
+    """(table, metrics): #, case, one string column per metric, question, answer, ms.
+
+    Scores show as points with one decimal, `error` where the metric failed, null where the
+    case was never scored on it. Untrusted text is flattened to one line and made printable.
+    """
+    cases = store.cases(run_id)
+    scores = store.scores([run_id])
+    metrics = sorted(set(scores.column("metric").to_pylist()))
+    # Metric names are data: they go in as parameters, the columns get safe aliases m0, m1…
+    pivot = ", ".join(
+        f"max(CASE WHEN metric = ${i + 1} THEN CASE WHEN error IS NOT NULL THEN 'error' "
+        f"ELSE printf('%5.1f', 100 * value) END END) AS m{i}"
+        for i in range(len(metrics))
+    )
+    metric_cols = "".join(f", p.m{i}" for i in range(len(metrics)))
+    pivot_cte = (
+        f"p AS (SELECT case_id, {pivot} FROM scores GROUP BY case_id)"
+        if metrics
+        else "p AS (SELECT NULL::VARCHAR AS case_id)"
+    )
+    sql = f"""
+        WITH {pivot_cte}
+        SELECT c.ordinal + 1 AS n, c.case_id AS "case"{metric_cols},
+               regexp_replace(trim(c.question), '\\s+', ' ', 'g') AS question,
+               regexp_replace(trim(c.answer), '\\s+', ' ', 'g') AS answer,
+               round(c.latency_ms)::BIGINT AS ms
+        FROM cases c LEFT JOIN p ON p.case_id = c.case_id
+        ORDER BY c.ordinal
+    """
+    con = duckdb.connect()
+    try:
+        con.register("cases", cases)
+        con.register("scores", scores)
+        table = con.sql(sql, params=metrics or None).to_arrow_table()
+    finally:
+        con.close()
+    for name in TEXT_COLUMNS:
+        index = table.schema.get_field_index(name)
+        table = table.set_column(index, name, literal_column(table.column(name)))
+    names = ["#", "case", *metrics, "question", "answer", "ms"]
+    return table.rename_columns(names), metrics
+
+
+def literal_column(column: pa.ChunkedArray) -> pa.ChunkedArray | pa.Array:
+    """`printable()` applied to the (usually zero) values holding control characters."""
+    mask = pc.fill_null(pc.match_substring_regex(column, _CONTROL_RE), False)
+    if not pc.any(mask).as_py():
+        return column
+    values = column.to_pylist()
+    for i in np.flatnonzero(mask.to_numpy(zero_copy_only=False)):
+        values[i] = printable(values[i])
+    return pa.array(values, pa.string())
+
+
+def filter_table(table: pa.Table, needle: str) -> pa.Table:
+    """Rows whose case id, question or answer contain `needle` (case-insensitive)."""
+    if not needle:
+        return table
+    mask = None
+    for name in TEXT_COLUMNS:
+        hit = pc.fill_null(pc.match_substring(table.column(name), needle, ignore_case=True), False)
+        mask = hit if mask is None else pc.or_(mask, hit)
+    return table.filter(mask)
+
+
+class CaseListScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "enter",
+            "open_case",
+            "open case",
+            priority=True,
+            tooltip="Open the highlighted case (]/[ step through this list there)",
+        ),
+        Binding(
+            "slash",
+            "filter",
+            "filter",
+            key_display="/",
+            tooltip="Filter cases by id, question or answer",
+        ),
+        Binding("escape", "back", "back", tooltip="Clear the filter, else back to the runs"),
+    ]
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.full: pa.Table | None = None
+        self.shown: pa.Table | None = None
+        self.metrics: list[str] = []
+        self.needle = ""
+        self.run_name = run_id
+
+    @property
+    def ragtui(self) -> RagtuiApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar(id="title")
+        yield Input(placeholder="filter cases by id, question or answer…", id="filter")
+        yield LoadingIndicator(id="loading")
+        yield Vertical(id="table-box")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#filter").display = False
+        self._title()
+        self.query_one("#status", Static).update(Text("loading cases…", style="dim"))
+        store = self.ragtui.store
+        if store is not None:
+            self.load(store)
+
+    def on_resize(self) -> None:
+        self._title()
+        self.query_one(Footer).compact = self.size.width < 120
+
+    def _title(self) -> None:
+        title = Text("ragtui", style="bold")
+        title.append(" · Cases  ")
+        title.append(printable(self.run_name), style="bold")
+        if self.run_name != self.run_id:
+            title.append(f"  {printable(self.run_id)}", style="dim")
+        self.query_one(TitleBar).set_title(title, str(self.ragtui.folder))
+
+    @work(thread=True, exclusive=True, group="cases")
+    def load(self, store: Store) -> None:
+        name = store.run(self.run_id).name
+        table, metrics = case_table(store, self.run_id)
+        self.app.call_from_thread(self._loaded, name, table, metrics)
+
+    async def _loaded(self, name: str, table: pa.Table, metrics: list[str]) -> None:
+        self.run_name, self.full, self.shown, self.metrics = name, table, table, metrics
+        self._title()
+        self.query_one(LoadingIndicator).display = False
+        await self._show(table)
+
+    async def _show(self, table: pa.Table) -> None:
+        """Swap in a fresh table widget (fastdatatable tables are immutable by design)."""
+        self.shown = table
+        box = self.query_one("#table-box", Vertical)
+        await box.remove_children()
+        narrow = self.size.width < 120
+        labels = [
+            short_metric(c) if narrow and c in self.metrics else c for c in table.column_names
+        ]
+        grid = DataTable(
+            backend=ArrowBackend(table),
+            column_labels=labels,
+            cursor_type="row",
+            render_markup=False,
+            null_rep="—",
+            max_column_content_width=max(20, min(80, self.size.width // 3)),
+            show_row_labels=False,
+            id="cases",
+        )
+        await box.mount(grid)
+        if not isinstance(self.focused, Input):
+            grid.focus()
+        self._status()
+
+    def _status(self) -> None:
+        assert self.full is not None and self.shown is not None
+        out = Text(no_wrap=True, overflow="ellipsis")
+        total, shown = self.full.num_rows, self.shown.num_rows
+        out.append(f"{shown} of {total} cases" if self.needle else f"{total} cases", style="bold")
+        out.append(" · scores in points (0-100), error = the metric failed", style="dim")
+        if self.needle:
+            out.append("  filter: ", style="dim")
+            out.append(printable(self.needle), style="bold")
+        self.query_one("#status", Static).update(out)
+
+    def visible_case_ids(self) -> list[str]:
+        return [] if self.shown is None else self.shown.column("case").to_pylist()
+
+    def action_open_case(self) -> None:
+        if isinstance(self.focused, Input):
+            self.query_one("#cases", DataTable).focus()
+            return
+        if self.shown is None or self.shown.num_rows == 0:
+            return
+        grid = self.query_one("#cases", DataTable)
+        from ragtui.tui.screens.case import CaseScreen
+
+        self.app.push_screen(CaseScreen(self.run_id, self.visible_case_ids(), grid.cursor_row))
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def action_back(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.display and (box.value or self.focused is box):
+            box.value = ""
+            box.display = False
+            return
+        self.app.pop_screen()
+
+    @on(Input.Changed, "#filter")
+    async def _filter_changed(self, event: Input.Changed) -> None:
+        if self.full is None:
+            return
+        self.needle = event.value.strip()
+        await self._show(filter_table(self.full, self.needle))
+
+    def on_click(self, event: events.Click) -> None:
+        if event.chain == 2 and isinstance(event.widget, DataTable):
+            self.action_open_case()

@@ -1,0 +1,99 @@
+"""Help (`?`): every key of every screen, read from the screens' own BINDINGS."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Grid, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+# (title, module, class) in the order a user meets them; a screen another part of the
+# project has not built yet is left out rather than listed with keys that do nothing.
+SCREENS = (
+    ("Runs (home)", "ragtui.tui.screens.runs", "RunsScreen"),
+    ("Cases of a run", "ragtui.tui.screens.cases", "CaseListScreen"),
+    ("Trends", "ragtui.tui.screens.trends", "TrendsScreen"),
+    ("Compare A vs B", "ragtui.tui.screens.compare", "CompareScreen"),
+    ("Case", "ragtui.tui.screens.case", "CaseScreen"),
+)
+EXTRA = {
+    "Everywhere": [("ctrl+p", "command palette: every action by name"), ("ctrl+q", "quit")],
+    "Tables": [
+        ("↑ ↓ pgup pgdn", "move the highlight (or click a row)"),
+        ("double click", "open the clicked row"),
+    ],
+}
+
+
+def bindings_of(cls: type) -> Iterator[Binding]:
+    for item in getattr(cls, "BINDINGS", []):
+        binding = item if isinstance(item, Binding) else Binding(*item)
+        if binding.description:
+            yield binding
+
+
+def help_sections() -> list[tuple[str, list[tuple[Binding | str, str]]]]:
+    """(section title, [(binding or key text, what it does)]) for every screen that exists."""
+    from ragtui.tui.app import RagtuiApp
+
+    sections: list[tuple[str, list[tuple[Binding | str, str]]]] = [
+        ("Everywhere", [(b, b.tooltip or b.description) for b in bindings_of(RagtuiApp)]),
+    ]
+    sections[0][1].extend(EXTRA["Everywhere"])
+    for title, module, name in SCREENS:
+        try:
+            cls = getattr(importlib.import_module(module), name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:
+                continue
+            raise
+        sections.append((title, [(b, b.tooltip or b.description) for b in bindings_of(cls)]))
+    sections.append(("Tables", list(EXTRA["Tables"])))
+    return sections
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss", "close"),
+        Binding("question_mark", "dismiss", "close", key_display="?"),
+        Binding("q", "dismiss", "close", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-box"), Grid(id="help-grid"):
+            for title, keys in help_sections():
+                yield Static(self._section(title, keys), classes="help-section")
+
+    def on_mount(self) -> None:
+        box = self.query_one("#help-box")
+        box.border_title = "ragtui · Help"
+        box.border_subtitle = "esc / ? close"
+
+    def on_resize(self) -> None:
+        # two columns of sections where they fit side by side, else one
+        self.query_one("#help-grid").styles.grid_size_columns = 2 if self.size.width >= 110 else 1
+
+    def _section(self, title: str, keys: list[tuple[Binding | str, str]]) -> Table:
+        grid = Table(
+            title=Text(title, style="bold underline"),
+            title_justify="left",
+            box=None,
+            show_header=False,
+            padding=(0, 1),
+        )
+        grid.add_column(justify="right", style="bold cyan", no_wrap=True, min_width=12)
+        grid.add_column()
+        for key, what in keys:
+            shown = self.app.get_key_display(key) if isinstance(key, Binding) else key
+            grid.add_row(Text(shown), Text(what))
+        return grid
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(result)

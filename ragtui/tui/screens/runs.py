@@ -1,0 +1,242 @@
+"""Runs (home): every run grouped by config, means with sparklines, A/B marks, filter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Input, LoadingIndicator, Static
+
+from ragtui.core.store import Store
+from ragtui.core.views import printable, run_rows
+from ragtui.tui.widgets.run_table import RunRow, RunTable, group_rows
+
+if TYPE_CHECKING:
+    from ragtui.tui.app import RagtuiApp
+
+
+class TitleBar(Static):
+    """One line: screen title on the left, the runs folder on the right."""
+
+    def set_title(self, title: Text, folder: str) -> None:
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append_text(title)
+        pad = max(1, self.size.width - line.cell_len - len(folder) - 2)
+        line.append(" " * pad)
+        line.append(printable(folder), style="dim")
+        self.update(line)
+
+
+class RunsScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "enter",
+            "open_run",
+            "cases",
+            tooltip="Open the highlighted run's case list",
+            priority=True,
+        ),
+        Binding("a", "mark('A')", "mark A", tooltip="Mark the highlighted run as A (baseline)"),
+        Binding("b", "mark('B')", "mark B", tooltip="Mark the highlighted run as B (candidate)"),
+        Binding("c", "compare", "compare", tooltip="Compare run A with run B"),
+        Binding("t", "trends", "trends", tooltip="Per-metric means over time, by config"),
+        Binding(
+            "slash",
+            "filter",
+            "filter",
+            key_display="/",
+            tooltip="Filter runs by name, id, config or judge",
+        ),
+        Binding("escape", "clear_filter", "clear filter", show=False, tooltip="Clear the filter"),
+        Binding(
+            "r",
+            "reload",
+            "reload",
+            show=False,
+            tooltip="Re-scan the folder for new or changed run files",
+        ),
+    ]
+    HELP = "Runs"
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.folder = folder
+        self.rows: list[RunRow] = []
+        self.metrics: list[str] = []
+        self.marks: dict[str, str] = {}  # run id -> "A" / "B"
+        self.needle = ""
+        self.layout_name = "medium"
+        self.loaded = False
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar(id="title")
+        yield Input(placeholder="filter runs by name, id, config, judge…", id="filter")
+        yield LoadingIndicator(id="loading")
+        yield RunTable(id="runs")
+        yield Static(id="status")
+        yield Footer()
+
+    @property
+    def ragtui(self) -> RagtuiApp:
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def table(self) -> RunTable:
+        return self.query_one(RunTable)
+
+    def on_mount(self) -> None:
+        self.query_one("#filter").display = False
+        self.table.display = False
+        self._title()
+        self._status("opening and indexing the runs folder…")
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._title()
+        self.query_one(Footer).compact = event.size.width < 120
+        self._render_table()
+
+    # ------------------------------------------------------------ loading
+
+    def store_ready(self, store: Store) -> None:
+        self.load_runs(store)
+
+    def store_failed(self, error: str) -> None:
+        self.query_one(LoadingIndicator).display = False
+        self._status(Text(error, style="bold red"))
+
+    @work(thread=True, exclusive=True, group="runs")
+    def load_runs(self, store: Store) -> None:
+        runs, metrics = run_rows(store)
+        rows = group_rows(runs, metrics)
+        self.app.call_from_thread(self._loaded, rows, metrics)
+
+    def _loaded(self, rows: list[RunRow], metrics: list[str]) -> None:
+        self.rows, self.metrics, self.loaded = rows, metrics, True
+        known = {r.run["id"] for r in rows}
+        self.marks = {k: v for k, v in self.marks.items() if k in known}
+        self.query_one(LoadingIndicator).display = False
+        self.table.display = True
+        self._render_table()
+        self.table.focus()
+
+    def _render_table(self) -> None:
+        if not self.loaded:
+            return
+        self.layout_name = self.table.show(
+            self.rows, self.metrics, marks=self.marks, needle=self.needle, width=self.size.width
+        )
+        self._status()
+
+    # ------------------------------------------------------------ header and status
+
+    def _title(self) -> None:
+        title = Text("ragtui", style="bold")
+        title.append(" · Runs")
+        self.query_one(TitleBar).set_title(title, str(self.folder))
+
+    def _status(self, message: str | Text | None = None) -> None:
+        if message is None:
+            message = self._summary()
+        self.query_one("#status", Static).update(message)
+
+    def _summary(self) -> Text:
+        out = Text(no_wrap=True, overflow="ellipsis")
+        for mark, style in (("A", "bold green"), ("B", "bold magenta")):
+            run_id = self.mark_of(mark)
+            out.append(f"{mark} ", style=style)
+            out.append(printable(run_id) if run_id else "—", style="" if run_id else "dim")
+            out.append("   ")
+        shown = self.table.row_count
+        groups = len({r.run["config_key"] for r in self.rows})
+        count = f"{shown} of {len(self.rows)} runs" if self.needle else f"{len(self.rows)} runs"
+        out.append(f"{count} in {groups} configs · means in points", style="dim")
+        if self.layout_name != "compact":
+            out.append(" · sparkline: this config's runs so far", style="dim")
+        if self.needle:
+            out.append("  filter: ", style="dim")
+            out.append(printable(self.needle), style="bold")
+        return out
+
+    def mark_of(self, mark: str) -> str | None:
+        return next((k for k, v in self.marks.items() if v == mark), None)
+
+    # ------------------------------------------------------------ actions
+
+    def action_mark(self, mark: str) -> None:
+        run_id = self.table.highlighted_run
+        if run_id is None:
+            self.notify("no run highlighted", severity="warning")
+            return
+        self.marks = {k: v for k, v in self.marks.items() if v != mark and k != run_id}
+        self.marks[run_id] = mark
+        self._render_table()
+
+    def action_compare(self) -> None:
+        a, b = self.mark_of("A"), self.mark_of("B")
+        if a is None or b is None:
+            missing = " and ".join(m for m, r in (("A", a), ("B", b)) if r is None)
+            self.notify(
+                f"mark {missing} first: highlight a run and press a (baseline) / b (candidate)",
+                title="compare",
+                severity="warning",
+            )
+            return
+        from ragtui.tui.screens.compare import CompareScreen
+
+        self.app.push_screen(CompareScreen(a, b))
+
+    def action_open_run(self) -> None:
+        if isinstance(self.focused, Input):
+            self.table.focus()  # enter in the filter box ends filtering
+            return
+        run_id = self.table.highlighted_run
+        if run_id is None:
+            return
+        from ragtui.tui.screens.cases import CaseListScreen
+
+        self.app.push_screen(CaseListScreen(run_id))
+
+    def action_trends(self) -> None:
+        if not self.loaded:
+            self.notify("still loading the runs", severity="warning")
+            return
+        from ragtui.tui.screens.trends import TrendsScreen
+
+        self.app.push_screen(TrendsScreen(self.metrics))
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.display = False
+        self.table.focus()
+
+    def action_reload(self) -> None:
+        if self.ragtui.store is None:
+            return
+        self._status("re-scanning the runs folder…")
+        self.reload_store(self.ragtui.store)
+
+    @work(thread=True, exclusive=True, group="runs")
+    def reload_store(self, store: Store) -> None:
+        store.refresh()
+        self.app.call_from_thread(self.load_runs, store)
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.needle = event.value.strip()
+        self._render_table()
+
+    def on_click(self, event: events.Click) -> None:
+        # a click highlights a row (DataTable does that); a double click opens it
+        if event.chain == 2 and isinstance(event.widget, RunTable):
+            self.action_open_run()

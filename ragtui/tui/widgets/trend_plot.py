@@ -1,0 +1,68 @@
+"""Plot of one metric's per-run means over time, one line per config (plotext)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from textual_plotext import PlotextPlot
+
+from ragtui.core.trends import TrendSeries
+
+COLORS = ("cyan", "magenta", "green", "orange", "blue", "red")
+MAX_TICKS = 7
+
+
+class TrendPlot(PlotextPlot):
+    """x: days since the first run (ticks labelled with dates); y: points (0-100)."""
+
+    def draw(self, metric: str, series: Sequence[TrendSeries]) -> None:
+        plt = self.plt
+        plt.clear_figure()
+        plt.title(f"{metric} (points): mean per run with 95% CI · dots: mean of the worst 10%")
+        stamps = sorted({p.created_at for s in series for p in s.points})
+        if not stamps:
+            plt.title(f"{metric}: no run scored this metric")
+            self.refresh()
+            return
+        origin = stamps[0]
+        lows, highs = [], []
+        for i, one in enumerate(series):
+            color = COLORS[i % len(COLORS)]
+            pts = [p for p in one.points if p.mean is not None]
+            if not pts:
+                continue
+            x = [_days(p.created_at, origin) for p in pts]
+            y = [100 * p.mean for p in pts]  # type: ignore[operator]
+            span = [  # full CI width: plotext draws yerr/2 either side
+                0.0 if p.ci_high is None else 100 * (p.ci_high - p.ci_low)  # type: ignore[operator]
+                for p in pts
+            ]
+            bottom = [100 * p.bottom for p in pts]  # type: ignore[operator]
+            plt.plot(x, y, color=color, marker="braille", label=_legend(one))
+            plt.error(x, y, yerr=span, color=color)
+            plt.plot(x, bottom, color=color, marker="dot")
+            lows += [v - h / 2 for v, h in zip(y, span, strict=True)] + bottom
+            highs += [v + h / 2 for v, h in zip(y, span, strict=True)]
+        plt.ylim(max(0.0, min(lows) - 3), min(100.0, max(highs) + 3))
+        ticks = _ticks(stamps)
+        plt.xticks([_days(t, origin) for t in ticks], [t.strftime("%m-%d") for t in ticks])
+        self.refresh()
+
+
+def _days(moment: datetime, origin: datetime) -> float:
+    return (moment - origin).total_seconds() / 86400
+
+
+def _ticks(stamps: list[datetime]) -> list[datetime]:
+    if len(stamps) <= MAX_TICKS:
+        return stamps
+    step = (len(stamps) - 1) / (MAX_TICKS - 1)
+    return [stamps[round(i * step)] for i in range(MAX_TICKS)]
+
+
+def _legend(series: TrendSeries) -> str:
+    # plotext prints legends as plain text; keep them short and free of control characters
+    text = "".join(ch if ch.isprintable() else "?" for ch in series.label)
+    key = "".join(ch if ch.isprintable() else "?" for ch in series.config_key)
+    return f"{text[:24]} · {key[:16]}"
