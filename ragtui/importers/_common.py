@@ -6,12 +6,13 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragtui.core.model import DatasetInfo, JudgeInfo, Run, SourceInfo, derive_config_key
+from ragtui.core.model import Case, DatasetInfo, JudgeInfo, Run, SourceInfo, derive_config_key
 from ragtui.importers.base import ImportFormatError, ImportOptions
 
 _KNOWN_SUFFIXES = (".ragtui.jsonl", ".jsonl", ".json", ".csv", ".tsv", ".md", ".eval", ".txt")
@@ -151,7 +152,11 @@ def build_run(
     config = dict(config or {})
     judge = judge or JudgeInfo()
     dataset = dataset or DatasetInfo()
-    judge_fields = {"model": judge.model, "provider": judge.provider, "prompt_hash": judge.prompt_hash}
+    judge_fields = {
+        "model": judge.model,
+        "provider": judge.provider,
+        "prompt_hash": judge.prompt_hash,
+    }
     dataset_fields = {"name": dataset.name, "version": dataset.version}
     for key, raw_value in options.overrides.items():
         head, _, tail = key.partition(".")
@@ -179,3 +184,14 @@ def build_run(
         kind="eval",
         source=SourceInfo(format=fmt, path=str(path), sha256=sha),
     )
+
+
+def unique_case_ids(cases: Sequence[Case]) -> list[Case]:
+    """The same question twice in one run: keep both, the later ones with a stable suffix."""
+    seen: dict[str, int] = {}
+    out = []
+    for case in cases:
+        n = seen.get(case.case_id, 0) + 1
+        seen[case.case_id] = n
+        out.append(replace(case, case_id=f"{case.case_id}-{n}") if n > 1 else case)
+    return out

@@ -63,14 +63,39 @@ def json_keys(head: bytes) -> set[str]:
 
 
 def _sniff_delimiter(text: str) -> str:
-    sample = "\n".join(text.splitlines()[:20])[:20000]
+    """The delimiter that splits the first records into equal, multi-column rows.
+
+    csv.Sniffer alone guesses wrong on ';' files whose cells hold comma-separated lists.
+    """
+    sample = text[:65536]
+    best, best_cols = "", 1
+    for delimiter in ",;\t|":
+        try:
+            records = list(_first_records(sample, delimiter, 21))
+        except csv.Error:
+            continue
+        if not records or len(records[0]) < 2:
+            continue
+        complete = records[:-1] if len(records) > 1 else records  # the last may be cut off
+        if all(len(r) == len(records[0]) for r in complete if any(c.strip() for c in r)):
+            if len(records[0]) > best_cols:
+                best, best_cols = delimiter, len(records[0])
+    if best:
+        return best
     try:
-        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+        return csv.Sniffer().sniff(sample[:20000], delimiters=",;\t|").delimiter
     except csv.Error:
-        first = sample.splitlines()[0] if sample else ""
-        counts = {d: first.count(d) for d in ",;\t|"}
-        best = max(counts, key=lambda d: counts[d])
-        return best if counts[best] else ","
+        return ","
+
+
+def _first_records(sample: str, delimiter: str, limit: int) -> list[list[str]]:
+    reader = csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter)
+    out = []
+    for row in reader:
+        out.append(row)
+        if len(out) >= limit:
+            break
+    return out
 
 
 def read_table(path: Path, data: bytes) -> Table:
@@ -95,7 +120,9 @@ def _read_json(path: Path, text: str) -> Table:
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data" and text.lstrip().startswith("{"):
             return _read_jsonl(path, text)
-        raise fail(path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+        raise fail(
+            path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
     records = records_from_json(data)
     if records is None:
         raise fail(path, f"expected a JSON list of records, found {type(data).__name__}")
@@ -132,7 +159,9 @@ def _read_jsonl(path: Path, text: str) -> Table:
         except RecursionError:
             raise fail(path, f"line {number}: JSON nested too deeply") from None
         except json.JSONDecodeError as exc:
-            raise fail(path, f"line {number}: expected one JSON object per line ({exc.msg})") from None
+            raise fail(
+                path, f"line {number}: expected one JSON object per line ({exc.msg})"
+            ) from None
         if not isinstance(obj, dict):
             raise fail(path, f"line {number}: expected a JSON object, found {type(obj).__name__}")
         rows.append(obj)
@@ -212,7 +241,9 @@ def read_markdown(path: Path, text: str) -> Table:
                     break
                 cells = _md_cells(lines[j])
                 if len(cells) != len(header):
-                    raise fail(path, f"line {j + 1}: expected {len(header)} cells, found {len(cells)}")
+                    raise fail(
+                        path, f"line {j + 1}: expected {len(header)} cells, found {len(cells)}"
+                    )
                 rows.append(dict(zip(header, cells, strict=True)))
                 numbers.append(j + 1)
             return Table(header, rows, "markdown", numbers)
@@ -262,9 +293,13 @@ def _string_literals(text: str) -> list[str] | None:
                 depth += 1 if token.string == "[" else -1
                 if depth > 1:
                     return None
-            elif token.type == tokenize.OP and token.string == ",":
-                continue
-            elif token.type in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
+            elif (token.type == tokenize.OP and token.string == ",") or token.type in (
+                tokenize.NL,
+                tokenize.NEWLINE,
+                tokenize.ENDMARKER,
+                tokenize.INDENT,
+                tokenize.DEDENT,
+            ):
                 continue
             else:
                 return None

@@ -1,1 +1,453 @@
-"""promptfoo importer (being written)."""
+"""promptfoo results: `promptfoo eval -o out.json` (results versions 2 and 3), JSONL and CSV.
+
+Every prompt x provider pair is its own run (config = prompt label + provider), so the pairs
+can be compared. `namedScores` and `gradingResult.componentResults` become scores; a result
+that errored (`failureReason: 2`, or an `error` without grading in version 2) is an error on
+every metric of its run, never a zero. `vars` give question, context and reference: by the
+common var names, or `--map question=VAR contexts=VAR reference=VAR case_id=VAR`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ragtui.core.model import Case, Chunk, JudgeInfo, RunFile, Score, stable_case_id
+from ragtui.importers._common import (
+    as_number,
+    build_run,
+    clamp01,
+    decode_text,
+    fail,
+    iso_from_any,
+    read_bytes,
+    sha256_bytes,
+    unique_case_ids,
+)
+from ragtui.importers._tabular import header_columns, parse_list
+from ragtui.importers.base import ImportOptions, Sniff, register
+
+QUESTION_VARS = ("query", "question", "input", "user_input", "prompt", "q")
+CONTEXT_VARS = ("context", "contexts", "retrieved_contexts", "documents", "chunks")
+REFERENCE_VARS = ("reference", "expected", "ground_truth", "expected_output", "ideal", "answer")
+_SIGNS = ('"gradingResult"', '"namedScores"', '"promptIdx"', '"evalId"', '"failureReason"')
+_GROUP = re.compile(r"^\[(.+?)\] (.*)$")
+
+
+class PromptfooImporter:
+    name = "promptfoo"
+    description = "promptfoo eval output (-o out.json results v2/v3, .jsonl, .csv)"
+    priority = 10
+
+    def sniff(self, path: Path, head: bytes) -> Sniff:
+        text = head.decode("utf-8", errors="ignore").lstrip()
+        if text[:1] in "{[":
+            if sum(sign in text for sign in _SIGNS) >= 2 or (
+                '"results"' in text
+                and re.search(r'"version"\s*:\s*[23]\b', text)
+                and '"prompts"' in text
+            ):
+                return Sniff(True)
+            return Sniff(False, "no promptfoo keys (results/gradingResult/namedScores/promptIdx)")
+        columns = header_columns(head) or []
+        if any(_GROUP.match(c) for c in columns) and (
+            "Status" in columns or "Named Scores" in columns
+        ):
+            return Sniff(True)
+        return Sniff(False, "not a promptfoo output (no '[provider] prompt' + Status columns)")
+
+    def load(self, path: Path, options: ImportOptions) -> list[RunFile]:
+        data = read_bytes(path)
+        text = decode_text(path, data)
+        if not text.strip():
+            raise fail(path, "the file is empty")
+        if text.lstrip()[:1] in "{[":
+            results, meta = _json_results(path, text)
+            rows = [_from_json(path, i, r, options) for i, r in enumerate(results)]
+        else:
+            rows, meta = _csv_rows(path, text, options), {}
+        if not rows:
+            raise fail(path, "no results in the file (an eval with no test cases?)")
+        return _runs(path, sha256_bytes(data), rows, meta, options)
+
+
+def _json_results(path: Path, text: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise fail(path, "JSON nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        if exc.msg != "Extra data":
+            raise fail(
+                path,
+                f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); truncated?",
+            ) from None
+        return _jsonl_results(path, text), {}
+    if isinstance(data, list):
+        return _check_results(path, data), {}
+    if not isinstance(data, dict):
+        raise fail(path, f"expected a promptfoo output object, found {type(data).__name__}")
+    summary = data.get("results") if isinstance(data.get("results"), dict) else data
+    results = summary.get("results")
+    if not isinstance(results, list):
+        if "gradingResult" in data or "namedScores" in data:
+            return _check_results(path, [data]), {}
+        raise fail(path, "expected results.results to be a list of test results")
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    meta = {
+        "version": summary.get("version"),
+        "timestamp": summary.get("timestamp") or metadata.get("evaluationCreatedAt"),
+        "eval_id": data.get("evalId"),
+        "description": (data.get("config") or {}).get("description")
+        if isinstance(data.get("config"), dict)
+        else None,
+        "grader": _grader(data.get("config")),
+    }
+    return _check_results(path, results), meta
+
+
+def _jsonl_results(path: Path, text: str) -> list[dict[str, Any]]:
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise fail(path, f"line {number}: expected one JSON result per line ({exc})") from None
+        if not isinstance(obj, dict):
+            raise fail(path, f"line {number}: expected a JSON object, found {type(obj).__name__}")
+        out.append(obj)
+    return out
+
+
+def _check_results(path: Path, results: list[Any]) -> list[dict[str, Any]]:
+    for i, r in enumerate(results):
+        if not isinstance(r, dict):
+            raise fail(path, f"result {i + 1}: expected an object, found {type(r).__name__}")
+    return results
+
+
+def _grader(config: Any) -> str | None:
+    try:
+        provider = config["defaultTest"]["options"]["provider"]
+    except (KeyError, TypeError):
+        return None
+    if isinstance(provider, str):
+        return provider
+    return (
+        provider.get("id")
+        if isinstance(provider, dict) and isinstance(provider.get("id"), str)
+        else None
+    )
+
+
+def _pick(vars_: dict[str, Any], options: ImportOptions, field: str, names: tuple[str, ...]) -> Any:
+    if field in options.mapping:
+        return vars_.get(options.mapping[field])
+    for name in names:
+        if name in vars_:
+            return vars_[name]
+    return None
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _case_from_vars(
+    vars_: dict[str, Any], options: ImportOptions, fallback_question: str
+) -> dict[str, Any]:
+    question = _pick(vars_, options, "question", QUESTION_VARS)
+    contexts_value = _pick(vars_, options, "contexts", CONTEXT_VARS)
+    reference = _pick(vars_, options, "reference", REFERENCE_VARS)
+    case_id = _text(vars_.get(options.mapping["case_id"])) if "case_id" in options.mapping else ""
+    if not case_id:
+        # the question when the config names one; else all vars, so prompts share case ids
+        basis = (
+            _text(question)
+            if question is not None
+            else json.dumps(vars_, sort_keys=True, default=str)
+        )
+        case_id = stable_case_id(basis)
+    contexts: tuple[Chunk, ...] = ()
+    if contexts_value is not None:
+        items = parse_list(contexts_value) or [_text(contexts_value)]
+        contexts = tuple(
+            Chunk(id=f"c{n}", text=t, rank=n) for n, t in enumerate(items, start=1) if t
+        )
+    return {
+        "case_id": case_id,
+        "question": _text(question) if question is not None else fallback_question,
+        "reference": None if reference is None else _text(reference),
+        "contexts": contexts,
+    }
+
+
+def _label(value: Any, limit: int = 40) -> str:
+    text = " ".join(_text(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) -> dict[str, Any]:
+    vars_ = r.get("vars") if isinstance(r.get("vars"), dict) else {}
+    if (
+        not vars_
+        and isinstance(r.get("testCase"), dict)
+        and isinstance(r["testCase"].get("vars"), dict)
+    ):
+        vars_ = r["testCase"]["vars"]
+    prompt = r.get("prompt") if isinstance(r.get("prompt"), dict) else {}
+    provider = r.get("provider")
+    if isinstance(provider, dict):
+        provider_id, provider_label = (
+            _text(provider.get("id")),
+            _text(provider.get("label") or provider.get("id")),
+        )
+    else:
+        provider_id = provider_label = _text(provider)
+    prompt_label = _label(
+        prompt.get("label")
+        or prompt.get("display")
+        or prompt.get("raw")
+        or f"prompt {r.get('promptIdx', 0)}"
+    )
+    response = r.get("response") if isinstance(r.get("response"), dict) else {}
+    grading = r.get("gradingResult") if isinstance(r.get("gradingResult"), dict) else None
+    error = r.get("error") or response.get("error")
+    failure = r.get("failureReason")
+    errored = failure == 2 or (
+        failure is None and bool(error) and (grading is None or not response.get("output"))
+    )
+    scores: dict[str, Score] = {}
+    if not errored:
+        scores = _scores(path, i, r, grading)
+    row = _case_from_vars(vars_, options, _text(prompt.get("raw")))
+    latency = as_number(r.get("latencyMs"))
+    test_case = r.get("testCase") if isinstance(r.get("testCase"), dict) else {}
+    options_provider = (
+        (test_case.get("options") or {}).get("provider")
+        if isinstance(test_case.get("options"), dict)
+        else None
+    )
+    grader = (
+        options_provider
+        if isinstance(options_provider, str)
+        else (options_provider.get("id") if isinstance(options_provider, dict) else None)
+    )
+    metadata = {
+        k: v
+        for k, v in {
+            "description": test_case.get("description") or r.get("description"),
+            "success": r.get("success"),
+            "test_index": r.get("testIdx"),
+        }.items()
+        if isinstance(v, str | int | float | bool)
+    }
+    return {
+        **row,
+        "part": (prompt_label, provider_label),
+        "config": {
+            "prompt": prompt_label,
+            "provider": provider_id,
+            "prompt_template": _text(prompt.get("display") or "") or None,
+        },
+        "answer": _text(response.get("output")),
+        "scores": scores,
+        "error": _text(error) or "promptfoo reported an error for this test" if errored else None,
+        "latency_ms": latency,
+        "metadata": metadata,
+        "grader": grader if isinstance(grader, str) else None,
+    }
+
+
+def _scores(
+    path: Path, i: int, r: dict[str, Any], grading: dict[str, Any] | None
+) -> dict[str, Score]:
+    scores: dict[str, Score] = {}
+    named = r.get("namedScores") or (grading or {}).get("namedScores") or {}
+    if not isinstance(named, dict):
+        raise fail(
+            path, f"result {i + 1}: namedScores: expected an object, found {type(named).__name__}"
+        )
+    components = (grading or {}).get("componentResults") or []
+    reasons: dict[str, tuple[str | None, bool | None, float | None]] = {}
+    for c in components if isinstance(components, list) else []:
+        if not isinstance(c, dict):
+            continue
+        assertion = c.get("assertion") if isinstance(c.get("assertion"), dict) else {}
+        metric = assertion.get("metric") or assertion.get("type") or "assertion"
+        base, n = str(metric), 1
+        metric = base
+        while metric in reasons:  # two unnamed assertions of one type
+            n += 1
+            metric = f"{base}#{n}"
+        threshold = as_number(assertion.get("threshold"))
+        reasons[metric] = (
+            c.get("reason") if isinstance(c.get("reason"), str) else None,
+            c.get("pass"),
+            threshold,
+        )
+        if metric not in named:
+            value = as_number(c.get("score"))
+            if value is None:
+                raise fail(
+                    path,
+                    f"result {i + 1}: componentResults score for {metric!r}: expected a number, found {c.get('score')!r}",
+                )
+            scores[metric] = Score(
+                value=clamp01(value),
+                raw=c.get("score"),
+                label=_pass_label(c.get("pass")),
+                reason=reasons[metric][0],
+                threshold=threshold,
+            )
+    for metric, raw in named.items():
+        value = as_number(raw)
+        if value is None:
+            raise fail(
+                path, f"result {i + 1}: namedScores.{metric}: expected a number, found {raw!r}"
+            )
+        reason, passed, threshold = reasons.get(metric, (None, None, None))
+        scores[str(metric)] = Score(
+            value=clamp01(value),
+            raw=raw,
+            label=_pass_label(passed),
+            reason=reason,
+            threshold=threshold,
+        )
+    if not scores:
+        value = as_number(r.get("score"))
+        if value is not None:
+            scores["score"] = Score(
+                value=clamp01(value), raw=r.get("score"), label=_pass_label(r.get("success"))
+            )
+    return scores
+
+
+def _pass_label(passed: Any) -> str | None:
+    return None if not isinstance(passed, bool) else ("PASS" if passed else "FAIL")
+
+
+def _csv_rows(path: Path, text: str, options: ImportOptions) -> list[dict[str, Any]]:
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader)
+        body = list(reader)
+    except (csv.Error, StopIteration) as exc:
+        raise fail(path, f"not valid CSV ({exc})") from None
+    starts = [i for i, c in enumerate(header) if _GROUP.match(c)]
+    if not starts:
+        raise fail(path, "expected promptfoo CSV columns '[provider] prompt', found none")
+    var_cols = [(i, c) for i, c in enumerate(header[: starts[0]]) if c != "Description"]
+    rows = []
+    for number, cells in enumerate(body, start=2):
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise fail(
+                path, f"row {number}: expected {len(header)} cells, found {len(cells)} (truncated?)"
+            )
+        vars_ = {c: cells[i] for i, c in var_cols}
+        for g, start in enumerate(starts):
+            end = starts[g + 1] if g + 1 < len(starts) else len(header)
+            match = _GROUP.match(header[start])
+            assert match is not None
+            group = {header[k]: cells[k] for k in range(start + 1, end)}
+            status = group.get("Status", "")
+            scores: dict[str, Score] = {}
+            for col, cell in group.items():
+                if col.startswith("Metric: ") and cell.strip():
+                    value = as_number(cell)
+                    if value is None:
+                        raise fail(
+                            path,
+                            f"row {number}, column {col!r}: expected a number, found {cell[:40]!r}",
+                        )
+                    scores[col[len("Metric: ") :]] = Score(
+                        value=clamp01(value), raw=value, reason=group.get("Grader Reason") or None
+                    )
+            if not scores and status != "ERROR" and as_number(group.get("Score", "")) is not None:
+                scores["score"] = Score(
+                    value=clamp01(as_number(group["Score"]) or 0.0), raw=group["Score"]
+                )
+            row = _case_from_vars(vars_, options, "")
+            rows.append(
+                {
+                    **row,
+                    "part": (match.group(2), match.group(1)),
+                    "config": {"prompt": match.group(2), "provider": match.group(1)},
+                    "answer": cells[start],
+                    "scores": scores,
+                    "error": (
+                        group.get("Grader Reason") or "promptfoo reported an error for this test"
+                    )
+                    if status == "ERROR"
+                    else None,
+                    "latency_ms": None,
+                    "metadata": {"description": cells[header.index("Description")]}
+                    if "Description" in header[: starts[0]]
+                    else {},
+                    "grader": None,
+                }
+            )
+    return rows
+
+
+def _runs(
+    path: Path, sha: str, rows: list[dict[str, Any]], meta: dict[str, Any], options: ImportOptions
+) -> list[RunFile]:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(row["part"], []).append(row)
+    created = iso_from_any(meta.get("timestamp"))
+    out = []
+    for (prompt_label, provider), items in groups.items():
+        metrics: list[str] = []
+        for item in items:
+            metrics.extend(m for m in item["scores"] if m not in metrics)
+        cases = []
+        for item in items:
+            errors = {m: item["error"] for m in (metrics or ["score"])} if item["error"] else {}
+            cases.append(
+                Case(
+                    case_id=item["case_id"],
+                    question=item["question"],
+                    answer=item["answer"],
+                    reference=item["reference"],
+                    contexts=item["contexts"],
+                    scores=item["scores"],
+                    errors=errors,
+                    latency_ms=item["latency_ms"],
+                    metadata=item["metadata"],
+                )
+            )
+        config = {k: v for k, v in items[0]["config"].items() if v is not None}
+        if meta.get("description"):
+            config["description"] = meta["description"]
+        grader = next((i["grader"] for i in items if i["grader"]), None) or meta.get("grader")
+        run = build_run(
+            path,
+            sha,
+            "promptfoo",
+            options,
+            default_name=meta.get("description") or None,
+            config=config,
+            judge=JudgeInfo(model=grader, provider="promptfoo") if grader else JudgeInfo(),
+            created_at=created,
+            part=f"{prompt_label} · {provider}" if len(groups) > 1 else None,
+        )
+        out.append(
+            RunFile(run=replace(run, config=dict(run.config)), cases=tuple(unique_case_ids(cases)))
+        )
+    return out
+
+
+register(PromptfooImporter())

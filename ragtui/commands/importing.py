@@ -1,0 +1,194 @@
+"""`ragtui import FILE...`: foreign result files -> native run files in runs/ (or --into DIR).
+
+Each file succeeds or fails alone; a file's runs are all written or none; importing the same
+content twice is a no-op with a notice (matched by the source file's sha256 or the run id).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ragtui.core.errors import RagtuiError
+from ragtui.core.model import RunFile
+from ragtui.core.runfile import SUFFIX, write_run_file
+from ragtui.core.store import Store
+from ragtui.importers import REGISTRY, ImportFormatError, ImportOptions, detect, load_file
+from ragtui.importers._common import file_sha256
+from ragtui.importers.generic import FIELDS
+
+DEFAULT_INTO = Path("runs")
+
+
+def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
+    """KEY=VALUE pairs; one option value may hold several, separated by spaces or commas."""
+    out: dict[str, str] = {}
+    for value in values:
+        for item in value.replace(",", " ").split():
+            key, sep, rest = item.partition("=")
+            if not sep or not key:
+                raise click.BadParameter(f"expected KEY=VALUE, found {item!r}", param_hint=option)
+            out[key] = rest
+    return out
+
+
+def _is_map_key(key: str) -> bool:
+    return key in FIELDS or key.startswith("score:")
+
+
+def _split_args(args: tuple[str, ...]) -> tuple[list[Path], list[str]]:
+    # `--map question=q answer=a`: click hands `answer=a` over as a FILE; take it back as --map
+    files, extra = [], []
+    for arg in args:
+        key, sep, _ = arg.partition("=")
+        if sep and not Path(arg).exists() and _is_map_key(key):
+            extra.append(arg)
+        else:
+            files.append(Path(arg))
+    return files, extra
+
+
+def _summary(run_file: RunFile) -> str:
+    metrics: list[str] = []
+    errors = 0
+    for case in run_file.cases:
+        metrics.extend(m for m in (*case.scores, *case.errors) if m not in metrics)
+        errors += len(case.errors)
+    run = run_file.run
+    tail = f", {errors} failed scores" if errors else ""
+    return f"{run.id}  {run.name!r}  {len(run_file.cases)} cases  metrics: {', '.join(metrics) or '-'}{tail}"
+
+
+def import_file(
+    store: Store, into: Path, path: Path, fmt: str | None, options: ImportOptions
+) -> tuple[list[str], list[str]]:
+    """Import one file: (lines for written runs, notices). Raises RagtuiError on failure."""
+    if not path.is_file():
+        raise ImportFormatError(f"{path}: no such file")
+    runs = store.runs().to_pylist()
+    known_ids = {r["run_id"] for r in runs}
+    sha = file_sha256(path)
+    by_sha = [r["run_id"] for r in runs if r.get("source_sha256") == sha]
+    if by_sha:
+        return [], [
+            f"{path}: already imported (same content) as {', '.join(sorted(by_sha))}; nothing to do"
+        ]
+    if fmt is None and options.mapping:
+        try:
+            fmt = detect(path).name
+        except ImportFormatError:
+            fmt = "generic"  # --map names the columns of a table no sniffer knows
+    run_files = load_file(path, fmt, options)
+    lines: list[str] = []
+    notices: list[str] = []
+    fresh = []
+    for run_file in run_files:
+        if run_file.run.id in known_ids:
+            notices.append(f"{path}: run {run_file.run.id} is already in {into}; nothing to do")
+        else:
+            fresh.append(run_file)
+    written: list[tuple[Path, RunFile]] = []
+    try:
+        for run_file in fresh:
+            target = into / f"{run_file.run.id}{SUFFIX}"
+            if target.resolve() == path.resolve():
+                continue
+            written.append((write_run_file(target, run_file.run, run_file.cases), run_file))
+        for target, run_file in written:
+            store.index_file(target)
+            lines.append(_summary(run_file))
+    except (OSError, RagtuiError) as exc:
+        for target, _ in written:  # all of a file's runs or none
+            target.unlink(missing_ok=True)
+        store.refresh()
+        detail = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise ImportFormatError(
+            f"{path}: not imported: cannot write into {into} ({detail})"
+        ) from None
+    return lines, notices
+
+
+@click.command("import")
+@click.argument("files", nargs=-1, required=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(REGISTRY)),
+    help="Skip detection: read as this format.",
+)
+@click.option("--name", help="Run name (a file with several runs adds [prompt · provider] etc.).")
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Into the run config; judge.model=, dataset.name= set the header.",
+)
+@click.option(
+    "--map",
+    "maps",
+    multiple=True,
+    metavar="FIELD=COLUMN",
+    help="question/answer/contexts/reference/case_id=COLUMN, score:METRIC=COLUMN.",
+)
+@click.option(
+    "--traces",
+    type=click.Path(dir_okay=False, exists=True),
+    help="RAGAS traces JSON for the (single) results file.",
+)
+@click.option(
+    "--into",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_INTO,
+    show_default=True,
+    help="Folder of run files.",
+)
+def import_command(
+    files: tuple[str, ...],
+    fmt: str | None,
+    name: str | None,
+    sets: tuple[str, ...],
+    maps: tuple[str, ...],
+    traces: str | None,
+    into: Path,
+) -> None:
+    """Import result files of RAGAS, DeepEval, promptfoo, Inspect AI or your own harness."""
+    paths, extra_maps = _split_args(files)
+    if not paths:
+        raise click.UsageError("no FILE given")
+    options = ImportOptions(
+        name=name,
+        overrides=_pairs(sets, "--set"),
+        mapping=_pairs((*maps, *extra_maps), "--map"),
+        traces=traces,
+    )
+    try:
+        into.mkdir(parents=True, exist_ok=True)
+        store = Store.open(into)
+    except (OSError, RagtuiError) as exc:
+        raise click.ClickException(f"{into}: cannot open the runs folder ({exc})") from None
+    failed = 0
+    try:
+        if store.read_only:
+            raise click.ClickException(
+                f"{into} is read-only (or held by another ragtui): nothing imported"
+            )
+        for path in paths:
+            try:
+                lines, notices = import_file(store, into, path, fmt, options)
+            except RagtuiError as err:
+                failed += 1
+                click.echo(f"error: {err}", err=True)
+                continue
+            for line in notices:
+                click.echo(f"notice: {line}", err=True)
+            for line in lines:
+                click.echo(line)
+    finally:
+        store.close()
+    if failed:
+        raise click.ClickException(f"{failed} of {len(paths)} file(s) not imported")
+
+
+COMMANDS: list[click.Command] = [import_command]
