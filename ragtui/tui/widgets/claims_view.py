@@ -1,0 +1,67 @@
+"""Claim verdicts, colour-coded; highlighting a claim tells the screen which chunks it cites."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from ragtui.core.model import Claim
+from ragtui.tui.widgets.literal import lit
+
+MARKS = {"SUPPORTED": ("✓", "green"), "PARTIAL": ("~", "yellow"), "UNSUPPORTED": ("✗", "red")}
+
+
+def claim_text(claim: Claim) -> Text:
+    mark, style = MARKS.get(claim.verdict, ("?", "magenta"))
+    out = Text()
+    out.append(f"{mark} ", style=f"bold {style}")
+    out.append(claim.verdict if claim.verdict in MARKS else "?", style=style)
+    out.append(" ")
+    out.append_text(lit(claim.text))
+    cites = ", ".join(claim.chunks)
+    out.append_text(lit(f"  → {cites}" if cites else "  → no chunk", "dim"))
+    if claim.reason:
+        out.append("\n    ")
+        out.append_text(lit(claim.reason, "dim italic"))
+    return out
+
+
+class ClaimsView(OptionList):
+    """One option per claim; the highlighted claim's chunks are announced with `Cited`."""
+
+    class Cited(Message):
+        """The highlighted claim changed; `chunks` are the ids it cites (may be empty)."""
+
+        def __init__(self, claims_view: ClaimsView, chunks: tuple[str, ...]) -> None:
+            super().__init__()
+            self.claims_view = claims_view
+            self.chunks = chunks
+
+        @property
+        def control(self) -> ClaimsView:
+            return self.claims_view
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, markup=False)
+        self.claims: list[Claim] = []
+
+    def show(self, claims: Sequence[Claim]) -> None:
+        self.claims = list(claims)
+        self.clear_options()
+        if not self.claims:
+            self.add_option(
+                Option(Text("no claims recorded for this metric", style="dim"), disabled=True)
+            )
+            self.post_message(self.Cited(self, ()))
+            return
+        self.add_options(Option(claim_text(c)) for c in self.claims)
+        self.highlighted = 0
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        if 0 <= event.option_index < len(self.claims):
+            self.post_message(self.Cited(self, self.claims[event.option_index].chunks))

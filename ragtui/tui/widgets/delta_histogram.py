@@ -1,0 +1,79 @@
+"""A compact histogram of per-case deltas (B − A) on [-1, +1], drawn with block characters.
+
+Unicode blocks rather than plotext: it reads at 80x24, needs no canvas, and its text can be tested.
+Every non-empty bin shows at least a sliver, so a single broken case is never invisible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from ragtui.tui.widgets.literal import join
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+N_BINS = 21  # 0.1 wide, centred on -1.0, -0.9, ..., +1.0: a label step (0.5) lands on a bin
+
+
+def bin_counts(deltas: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
+    """Counts per bin; bin i is centred on -1 + i * 2 / (n_bins - 1). Values are clipped to ±1."""
+    step = 2 / (n_bins - 1)
+    idx = np.rint((np.clip(deltas, -1, 1) + 1) / step).astype(int)
+    return np.bincount(idx, minlength=n_bins)[:n_bins]
+
+
+class DeltaHistogram(Widget):
+    """Δ per case for one metric: red bars lost points, green gained, grey unchanged."""
+
+    DEFAULT_CSS = "DeltaHistogram { height: 10; width: 34; }"
+    metric: reactive[str] = reactive("", layout=False)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._deltas = np.zeros(0)
+
+    def set_deltas(self, metric: str, deltas: np.ndarray) -> None:
+        self._deltas = np.asarray(deltas, dtype=float)
+        self.metric = metric
+        # a Text, not a str: a str border title would be parsed as markup
+        self.border_title = join("Δ ", (metric, ""), " per case")
+        self.refresh()
+
+    def render(self) -> Text:
+        width, height = self.content_size.width, self.content_size.height
+        d = self._deltas
+        if d.size == 0:
+            return Text("no paired cases", style="dim")
+        bars_h = max(1, height - 3)  # rows: bars, axis, labels, counts
+        counts = bin_counts(d)
+        col = max(1, width // N_BINS)
+        top = counts.max()
+        # eighths of the bar height per bin; any non-empty bin gets at least one eighth
+        levels = np.where(counts > 0, np.maximum(1, np.rint(counts / top * bars_h * 8)), 0)
+        out = Text()
+        for row in range(bars_h, 0, -1):
+            for i, level in enumerate(levels):
+                fill = int(min(8, max(0, level - (row - 1) * 8)))
+                centre = i - N_BINS // 2
+                style = "red" if centre < 0 else "green" if centre > 0 else "bright_black"
+                out.append(BLOCKS[fill] * col, style=style)
+            out.append("\n")
+        span = col * N_BINS
+        out.append("─" * span + "\n", style="dim")
+        labels = [" "] * span
+        for pos, label in ((0, "-1"), (span // 2, "0"), (span - 2, "+1")):
+            start = min(max(0, pos - (len(label) // 2 if label == "0" else 0)), span - len(label))
+            labels[start : start + len(label)] = label
+        out.append("".join(labels) + "\n", style="dim")
+        worse, same, better = int((d < 0).sum()), int((d == 0).sum()), int((d > 0).sum())
+        if width >= 29:
+            out.append(f"{worse} worse", style="red")
+            out.append(f" · {same} same · ")
+            out.append(f"{better} better", style="green")
+        else:  # narrow: the same counts in 12 or so cells
+            out.append(f"▼{worse}", style="red")
+            out.append(f" ={same} ")
+            out.append(f"▲{better}", style="green")
+        return out

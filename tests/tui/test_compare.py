@@ -1,0 +1,198 @@
+"""Compare screen, driven through the real app on a real index of a fixed history."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+from textual_fastdatatable import DataTable as FastTable
+
+from ragtui.tui.app import RagtuiApp
+from ragtui.tui.screens.case import CaseScreen
+from ragtui.tui.screens.compare import CompareScreen
+from ragtui.tui.widgets.metric_table import MetricTable
+from tests.tui.conftest import wait_ready
+from tests.tui.history_b import WORST, screen_text, write_history
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    ids = write_history(tmp_path / "runs")
+    return tmp_path / "runs", ids
+
+
+def file_scores(folder: Path, run_id: str, metric: str) -> dict[str, float]:
+    """Scores straight from the run file (not via the index or the engine)."""
+    lines = (folder / f"{run_id}.ragtui.jsonl").read_text().splitlines()[1:]
+    out = {}
+    for line in lines:
+        case = json.loads(line)
+        if metric in case["scores"]:
+            out[case["case_id"]] = case["scores"][metric]["value"]
+    return out
+
+
+def table_rows(table) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    return [[str(v) for v in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def open_compare(app: RagtuiApp, pilot, a: str, b: str) -> CompareScreen:  # type: ignore[no-untyped-def]
+    await wait_ready(app, pilot)
+    screen = CompareScreen(a, b)
+    await app.push_screen(screen)
+    await wait_ready(app, pilot)
+    return screen
+
+
+def expected_deltas(folder: Path, ids: dict[str, str], b: str, metric: str) -> dict[str, float]:
+    """B minus the mean of the three baseline reruns, per case scored in both, by hand."""
+    reruns = [file_scores(folder, f"baseline-r{i}", metric) for i in (1, 2, 3)]
+    scores_b = file_scores(folder, ids[b], metric)
+    return {
+        c: scores_b[c] - sum(r[c] for r in reruns) / 3
+        for c in scores_b
+        if all(c in r for r in reruns)
+    }
+
+
+async def test_metric_table_verdicts_rule_line_and_warnings(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_compare(app, pilot, ids["baseline"], ids["small-generator"])
+        text = screen_text(app)
+        assert "ragtui · Compare  A baseline (3 reruns)  vs  B small-generator" in text
+        table = screen.query_one(MetricTable)
+        rows = {r[0]: r for r in table_rows(table)}
+        assert set(rows) == {"faithfulness", "answer_relevance", "context_precision"}
+        faith = rows["faithfulness"]
+        d = expected_deltas(path, ids, "small-generator", "faithfulness")
+        delta = 100 * sum(d.values()) / len(d)
+        assert faith[1] == "regressed"
+        assert faith[4] == f"{delta:+.1f}"
+        # context_precision is untouched by construction: no change, inside the margin
+        assert rows["context_precision"][1] == "no meaningful change"
+        assert rows["context_precision"][4] == "0.0"
+        assert re.search(r"reruns of A differ by \d+\.\d points \(rule of thumb: < 5\)", text)
+        assert "seed 20261201" in text
+        assert "! context_precision: 3 cases errored (A 0, B 3)" in text
+        # the headline metric is the largest regression
+        assert table.current == "faithfulness"
+        assert "faithfulness: regressed" in text
+
+
+async def test_judge_prompt_warning(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_compare(app, pilot, ids["baseline"], ids["strict-prompt"])
+        text = screen_text(app)
+        assert "! judge prompt differs between A and B (faith-label-v1 → faith-label-v2)" in text
+        rows = {r[0]: r for r in table_rows(screen.query_one(MetricTable))}
+        assert rows["faithfulness"][1] == "improved"
+
+
+async def test_histogram_and_cases_worst_first(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_compare(app, pilot, ids["baseline"], ids["small-generator"])
+        d = expected_deltas(path, ids, "small-generator", "faithfulness")
+        worse = sum(v < -1e-12 for v in d.values())
+        better = sum(v > 1e-12 for v in d.values())
+        same = len(d) - worse - better
+        assert f"{worse} worse · {same} same · {better} better" in screen_text(app)
+        cases = screen.query_one("#case-table", FastTable)
+        rows = table_rows(cases)
+        assert len(rows) == len(d)
+        shown = [float(r[2]) for r in rows]
+        assert shown == sorted(shown)  # worst first
+        assert shown[0] == pytest.approx(100 * min(d.values()), abs=0.05)
+        assert [r[0] for r in rows] == screen.visible_ids
+        assert WORST in [r[0] for r in rows if float(r[2]) == -100.0]
+        assert rows[0][3].startswith("Can invoices") or rows[0][3].startswith("Who approves")
+
+
+async def test_filters_metric_regressions_and_search(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_compare(app, pilot, ids["baseline"], ids["small-generator"])
+        assert screen.case_filter.metric == "faithfulness"
+        await pilot.press("r")
+        await wait_ready(app, pilot)
+        d = expected_deltas(path, ids, "small-generator", "faithfulness")
+        rows = table_rows(screen.query_one("#case-table", FastTable))
+        assert len(rows) == sum(v < -1e-12 for v in d.values()) > 0
+        assert all(float(r[2]) < 0 for r in rows)
+        assert "regressions only" in screen_text(app)
+
+        await pilot.press("slash")
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"refund")
+        await wait_ready(app, pilot)
+        rows = table_rows(screen.query_one("#case-table", FastTable))
+        want = [c for c, v in d.items() if v < -1e-12 and c.startswith("refund")]
+        assert sorted(r[0] for r in rows) == sorted(want)
+        assert "filter “refund”" in screen_text(app)
+        await pilot.press("escape")  # leaves the filter box, drops the text, stays on Compare
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, CompareScreen)
+        assert screen.case_filter.text == ""
+
+        # m cycles the metric: the histogram and the case list follow
+        order = screen.query_one(MetricTable).metric_names
+        await pilot.press("m")
+        await wait_ready(app, pilot)
+        nxt = order[(order.index("faithfulness") + 1) % len(order)]
+        assert screen.case_filter.metric == nxt
+        assert f"Δ {nxt} per case" in screen_text(app)
+        d2 = expected_deltas(path, ids, "small-generator", nxt)
+        rows = table_rows(screen.query_one("#case-table", FastTable))
+        assert len(rows) == sum(v < -1e-12 for v in d2.values())  # still regressions only
+
+
+async def test_enter_opens_case_with_visible_list_and_esc_returns(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_compare(app, pilot, ids["baseline"], ids["small-generator"])
+        table = screen.query_one("#case-table", FastTable)
+        table.focus()
+        await pilot.press("down")
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        case = app.screen
+        assert isinstance(case, CaseScreen)
+        assert case.run_id == ids["small-generator"] and case.other_run_id == ids["baseline"]
+        assert case.case_ids == screen.visible_ids and case.index == 1
+        assert case.metric == "faithfulness"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+
+
+async def test_unknown_run_is_one_line_error_not_a_crash(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_compare(app, pilot, "no-such-run", ids["baseline"])
+        assert "no run 'no-such-run'" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, CompareScreen)
+
+
+async def test_readable_at_80x24(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_compare(app, pilot, ids["baseline"], ids["small-generator"])
+        lines = screen_text(app).splitlines()
+        assert len(lines) == 24
+        text = "\n".join(lines)
+        for word in ("regressed", "no meaningful change", "faithfulness: regressed", "refund-07"):
+            assert word in text
