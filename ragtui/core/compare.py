@@ -254,6 +254,8 @@ def compare_runs(
     seed: int = stats.DEFAULT_SEED,
 ) -> Comparison:
     a_id, b_id = store.resolve_run(a_ref), store.resolve_run(b_ref)
+    if a_id == b_id:
+        raise RagtuiError(f"A and B are the same run ({a_id}): pick two different runs")
     run_a, run_b = store.run(a_id), store.run(b_id)
     if not 0 < margin < 1:
         raise RagtuiError(
@@ -304,7 +306,7 @@ def compare_runs(
             drift_warnings(
                 m, val[noise_rows][:, full], [ids[i] for i in noise_rows], noise_side, warnings
             )
-        bot_a, bot_b = (bottom_cases(grid.case_ids, val[i], st[i] == 1) for i in (0, 1))
+        bot_a, bot_b = (bottom_cases(grid, val[i], st[i] == 1) for i in (0, 1))
         bottom[m] = {"a": bot_a, "b": bot_b}
         results.append(
             replace(

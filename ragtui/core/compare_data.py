@@ -66,6 +66,21 @@ class ScoreGrid:
         self._where = (ri, mi, ci)
         self._labels = t["label"]
         self.runs = {r: i for i, r in enumerate(run_ids)}
+        # rank of each case id in sorted order: a cheap integer tie-break for sorting cases
+        self.id_rank = np.empty(len(self.case_ids), dtype=np.int64)
+        self.id_rank[np.argsort(self.case_ids.astype(str), kind="stable")] = np.arange(
+            len(self.case_ids)
+        )
+
+    def index_of(self, ids: np.ndarray) -> np.ndarray:
+        """Grid positions of case ids, -1 for ids not in the grid."""
+        if not len(self.case_ids):
+            return np.full(len(ids), -1, dtype=np.int64)
+        order = np.argsort(self.id_rank)
+        sorted_ids = self.case_ids[order].astype(str)
+        probe = np.asarray(ids).astype(str)
+        pos = np.clip(np.searchsorted(sorted_ids, probe), 0, len(sorted_ids) - 1)
+        return np.where(sorted_ids[pos] == probe, order[pos], -1)
 
     def labels(self, run: int, metric: int) -> np.ndarray:
         out = np.full(len(self.case_ids), None, dtype=object)
@@ -193,11 +208,14 @@ def drift_warnings(
 
 
 def bottom_cases(
-    case_ids: np.ndarray, values: np.ndarray, scored: np.ndarray
+    grid: ScoreGrid, values: np.ndarray, scored: np.ndarray
 ) -> list[tuple[str, float]]:
-    ids, v = case_ids[scored], values[scored]
-    order = np.lexsort((ids.astype(str), v))[: max(1, math.ceil(0.1 * v.size))] if v.size else []
-    return list(zip(ids[order].tolist(), v[order].tolist(), strict=True))
+    """The worst 10 % (at least one case) of the scored cases, lowest first, ties by case id."""
+    v = values[scored]
+    if not v.size:
+        return []
+    order = np.lexsort((grid.id_rank[scored], v))[: max(1, math.ceil(0.1 * v.size))]
+    return list(zip(grid.case_ids[scored][order].tolist(), v[order].tolist(), strict=True))
 
 
 def mean_or_none(values: list[float]) -> float | None:
@@ -207,31 +225,26 @@ def mean_or_none(values: list[float]) -> float | None:
 def human_agreement(
     store: Store, grid: ScoreGrid, names: list[str], a_id: str, b_id: str
 ) -> list[Agreement]:
+    """Each run's judge against the human labels stored with that run's cases."""
     table = store.human([a_id, b_id])
     out: list[Agreement] = []
     if table.num_rows == 0:
         return out
-    index = {c: i for i, c in enumerate(grid.case_ids.tolist())}
-    rows = table.to_pylist()
+    where = grid.index_of(table["case_id"].to_numpy(zero_copy_only=False))
+    runs = table["run_id"].to_numpy(zero_copy_only=False)
+    metrics = table["metric"].to_numpy(zero_copy_only=False)
+    values = table["value"].to_numpy(zero_copy_only=False).astype(float)
     for side, run_id, ri in (("A", a_id, 0), ("B", b_id, 1)):
         for mi, m in enumerate(names):
-            got = [
-                (index[r["case_id"]], r["value"])
-                for r in rows
-                if r["run_id"] == run_id and r["metric"] == m and r["case_id"] in index
-            ]
-            got = [(i, h) for i, h in got if grid.state[ri, mi, i] == 1]
-            if len(got) < 2:
+            sel = (runs == run_id) & (metrics == m) & (where >= 0)
+            idx, human = where[sel], values[sel]
+            scored = grid.state[ri, mi, idx] == 1
+            idx, human = idx[scored], human[scored]
+            if idx.size < 2:
                 continue
-            where = np.array([i for i, _ in got])
-            human = np.array([h for _, h in got], dtype=float)
             out.append(
                 agreement(
-                    m,
-                    f"{side} judge vs human",
-                    grid.case_ids[where],
-                    grid.value[ri, mi, where],
-                    human,
+                    m, f"{side} judge vs human", grid.case_ids[idx], grid.value[ri, mi, idx], human
                 )
             )
     return out
