@@ -25,6 +25,11 @@ __all__ = [
 ]
 
 
+def _ordered() -> list[Importer]:
+    """Most specific formats first, generic tables last (priority, else registration order)."""
+    return sorted(REGISTRY.values(), key=lambda imp: getattr(imp, "priority", 50))
+
+
 def detect(path: Path) -> Importer:
     """The importer whose sniffer accepts the file; else an error listing every format tried."""
     try:
@@ -35,8 +40,7 @@ def detect(path: Path) -> Importer:
     if not head.strip():
         raise ImportFormatError(f"{path}: the file is empty")
     reasons = []
-    # most specific formats first; generic tables last (priority, else registration order)
-    for importer in sorted(REGISTRY.values(), key=lambda imp: getattr(imp, "priority", 50)):
+    for importer in _ordered():
         answer = importer.sniff(path, head)
         if answer.matches:
             return importer

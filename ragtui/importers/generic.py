@@ -162,7 +162,9 @@ def _columns(
             if column in used:
                 continue
             cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
-            if not cells or not any(as_number(c) is not None or _is_label(c) for c in cells):
+            if not cells or not any(
+                as_number(c) is not None or _score(c) is not None for c in cells
+            ):
                 continue
             if all(_score(c) is not None for c in cells) or _scales(table, {column: column}):
                 metrics[column] = column

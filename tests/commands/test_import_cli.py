@@ -1,0 +1,125 @@
+"""`ragtui import` end to end (real files, real DuckDB index) and on-the-fly folder imports."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ragtui.cli import cli
+from ragtui.core.runfile import read_run_file
+from ragtui.core.store import Store
+from ragtui.importers.folder import import_foreign_files
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+RAGAS = DATA / "ragas" / "ragas_v04_refunds.csv"
+PROMPTFOO = DATA / "promptfoo" / "promptfoo_v3_refunds.json"
+HOMEGROWN = DATA / "generic" / "homegrown.csv"
+
+
+def _import(*args: str) -> object:
+    return CliRunner().invoke(cli, ["import", *args])
+
+
+def test_import_writes_indexes_and_reports(tmp_path: Path) -> None:
+    into = tmp_path / "runs"
+    result = _import(str(RAGAS), str(PROMPTFOO), "--into", str(into))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 5  # 1 RAGAS run + 4 promptfoo prompt x provider runs
+    assert lines[0].startswith("ragas-v04-refunds-") and "5 cases" in lines[0]
+    assert "faithfulness, answer_relevancy" in lines[0] and "2 failed scores" in lines[0]
+    files = sorted(into.glob("*.ragtui.jsonl"))
+    assert len(files) == 5
+    with Store.open(into) as store:
+        runs = store.runs().to_pylist()
+        assert len(runs) == 5 and {r["n_cases"] for r in runs} == {4, 5}
+        ragas_id = next(r["run_id"] for r in runs if r["source_format"] == "ragas")
+        means = {r["metric"]: r for r in store.run_means().to_pylist() if r["run_id"] == ragas_id}
+        assert means["faithfulness"]["mean"] == pytest.approx(0.875)
+        assert means["faithfulness"]["n_errors"] == 1
+    assert read_run_file(files[0]).run.source is not None
+
+
+def test_same_file_twice_is_a_noop(tmp_path: Path) -> None:
+    into = tmp_path / "runs"
+    assert _import(str(RAGAS), "--into", str(into)).exit_code == 0
+    before = sorted(p.name for p in into.iterdir())
+    copy = tmp_path / "renamed.csv"
+    shutil.copy(RAGAS, copy)
+    result = _import(str(RAGAS), str(copy), "--into", str(into))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert result.stderr.count("already imported (same content)") == 2
+    assert sorted(p.name for p in into.iterdir()) == before
+
+
+def test_each_file_fails_alone(tmp_path: Path) -> None:
+    into = tmp_path / "runs"
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not results\n")
+    result = _import(str(bad), str(RAGAS), str(DATA / "ragas" / "ragas_evaluationresult_repr.txt"), "--into", str(into))
+    assert result.exit_code != 0
+    assert "unknown format; tried:" in result.stderr and "generic:" in result.stderr
+    assert "to_pandas().to_csv" in result.stderr
+    assert "2 of 3 file(s) not imported" in result.stderr
+    assert len(list(into.glob("*.ragtui.jsonl"))) == 1
+
+
+def test_map_name_and_set(tmp_path: Path) -> None:
+    into = tmp_path / "runs"
+    result = _import(
+        str(HOMEGROWN), "--into", str(into), "--name", "nightly", "--set", "top_k=5",
+        "--set", "judge.model=qwen2.5:7b", "--map", "question=query", "answer=generated", "score:faith=judge_faith",
+    )
+    assert result.exit_code == 0, result.output
+    [path] = into.glob("*.ragtui.jsonl")
+    run_file = read_run_file(path)
+    assert run_file.run.name == "nightly" and run_file.run.config["top_k"] == 5
+    assert run_file.run.judge.model == "qwen2.5:7b"
+    assert [set(c.scores) | set(c.errors) for c in run_file.cases] == [{"faith"}] * 3
+
+
+def test_native_file_is_validated_and_copied(tmp_path: Path) -> None:
+    first = tmp_path / "a"
+    assert _import(str(RAGAS), "--into", str(first)).exit_code == 0
+    [native] = first.glob("*.ragtui.jsonl")
+    second = tmp_path / "b"
+    result = _import(str(native), "--into", str(second))
+    assert result.exit_code == 0, result.output
+    assert read_run_file(second / native.name) == read_run_file(native)
+    again = _import(str(native), "--into", str(second))
+    assert again.exit_code == 0 and "already" in again.stderr
+
+
+def test_folder_of_foreign_files_is_imported_once(tmp_path: Path) -> None:
+    shutil.copy(RAGAS, tmp_path / "results.csv")
+    shutil.copy(DATA / "ragas" / "ragas_v04_refunds_traces.json", tmp_path / "results_traces.json")
+    shutil.copy(PROMPTFOO, tmp_path / "pf.json")
+    (tmp_path / "README.md").write_text("# just docs\n")
+    (tmp_path / "broken.json").write_text("{oops")
+    written, notices = import_foreign_files(tmp_path)
+    assert len(written) == 5 and all(p.parent == tmp_path / "imported" for p in written)
+    assert sum(n.startswith("imported ") for n in notices) == 2
+    [broken] = [n for n in notices if "broken.json" in n]
+    assert broken.startswith("not imported:") and "\n" not in broken
+    ragas_run = next(read_run_file(p) for p in written if p.name.startswith("results-"))
+    assert ragas_run.cases[0].claims  # the sibling traces file was used
+    assert import_foreign_files(tmp_path)[0] == []  # already converted: nothing written
+    with Store.open(tmp_path) as store:
+        assert len(store.runs()) == 5
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders anyway")
+def test_read_only_folder_gets_a_notice(tmp_path: Path) -> None:
+    shutil.copy(RAGAS, tmp_path / "results.csv")
+    tmp_path.chmod(0o555)
+    try:
+        written, notices = import_foreign_files(tmp_path)
+    finally:
+        tmp_path.chmod(0o755)
+    assert written == [] and "read-only" in notices[0]
+    assert not (tmp_path / "imported").exists()

@@ -1,0 +1,98 @@
+"""Generic tables: home-grown CSV with --map, JSONL by common names, a Markdown report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragtui.core.model import stable_case_id
+from ragtui.importers import ImportFormatError, ImportOptions, detect, load_file
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "generic"
+MAP = {
+    "question": "query", "answer": "generated", "reference": "gold", "contexts": "retrieved",
+    "case_id": "qid", "score:faithfulness": "judge_faith", "score:correct": "judge_correct",
+}
+
+
+def test_csv_with_map() -> None:
+    [run_file] = load_file(DATA / "homegrown.csv", "generic", ImportOptions(mapping=MAP))
+    cases = run_file.cases
+    assert [c.case_id for c in cases] == ["r1", "r2", "r3"]
+    assert [c.scores["faithfulness"].value for c in cases[:2]] == [0.9, 0.4]
+    assert cases[2].errors == {"faithfulness": "no score in the source file (empty cell)"}
+    assert [(c.scores["correct"].value, c.scores["correct"].label) for c in cases] == [(1.0, "PASS"), (0.0, "FAIL"), (0.0, "FAIL")]
+    assert [ch.text for ch in cases[0].contexts] == ["Late refunds need manager approval.", "Refunds are issued as credit."]
+    assert cases[2].contexts == ()
+    assert cases[0].reference == "A manager approves them." and cases[0].latency_ms == 812
+    assert cases[0].metadata == {"tokens": "120"}  # unmapped columns are kept, not scored
+
+
+def test_csv_without_map_explains_what_to_do() -> None:
+    with pytest.raises(ImportFormatError, match=r"question=COL"):
+        detect(DATA / "homegrown.csv")
+
+
+def test_jsonl_by_common_names() -> None:
+    path = DATA / "harness.jsonl"
+    assert detect(path).name == "generic"
+    [run_file] = load_file(path)
+    first, _, gift = run_file.cases
+    assert first.case_id == stable_case_id("Who approves late refunds?")
+    assert first.contexts[0].source == "refund_policy.md" and first.contexts[0].score == 0.83
+    # 1-5 ratings are normalised: (4 - 1) / 4
+    assert first.scores["answer_relevance"].value == 0.75 and first.scores["answer_relevance"].raw == 4
+    assert first.scores["answer_relevance"].scale == (1.0, 5.0)
+    assert gift.scores["answer_relevance"].value == 0.0
+    assert "faithfulness" in gift.errors
+
+
+def test_markdown_report_table() -> None:
+    path = DATA / "harness_report.md"
+    assert detect(path).name == "generic"
+    [run_file] = load_file(path)
+    assert [c.case_id for c in run_file.cases] == ["refund-01", "billing-02", "login-03", "gift-04"]
+    faith = [c.scores["faithfulness"].value for c in run_file.cases if "faithfulness" in c.scores]
+    assert sum(faith) / len(faith) == 0.5  # the report's own line: "Mean faithfulness: 0.5 (3 scored, 1 judge error)"
+    assert sum("faithfulness" in c.errors for c in run_file.cases) == 1
+    assert run_file.cases[1].scores["relevance"].value == 0.75
+
+
+def test_percent_and_label_scores(tmp_path: Path) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text("question,answer,acc,verdict\nq1,a1,85%,YES\nq2,a2,40%,PARTIAL\n")
+    cases = load_file(path)[0].cases
+    assert [c.scores["acc"].value for c in cases] == [0.85, 0.4]
+    assert [c.scores["verdict"].value for c in cases] == [1.0, 0.5]
+
+
+@pytest.mark.parametrize(
+    ("text", "mapping", "pattern"),
+    [
+        ("question,answer,f\nq,a,0.5\n", {"question": "nope"}, r"--map question=nope: no such column"),
+        ("question,answer,f\nq,a,0.5\n", {"colour": "f"}, "unknown field"),
+        ("query,f\nq,0.5\n", {}, "no answer column"),
+        ("question,answer,f\nq,a,0.5\nq2,a2,lots\n", {"score:f": "f"}, r"row 3, column 'f'"),
+        ("question,answer\n", {}, "no rows"),
+        ("", {}, "empty"),
+    ],
+)
+def test_malformed(tmp_path: Path, text: str, mapping: dict, pattern: str) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    with pytest.raises(ImportFormatError, match=pattern) as info:
+        load_file(path, "generic", ImportOptions(mapping=mapping))
+    assert str(info.value).startswith(str(path))
+
+
+def test_truncated_and_binary(tmp_path: Path) -> None:
+    path = tmp_path / "t.md"
+    text = (DATA / "harness_report.md").read_text()
+    path.write_text(text[: text.index("| login-03") + 20])
+    with pytest.raises(ImportFormatError, match=r"line \d+: expected 5 cells"):
+        load_file(path, "generic")
+    junk = tmp_path / "junk.csv"
+    junk.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00" * 30)
+    with pytest.raises(ImportFormatError, match="binary|UTF-8"):
+        load_file(junk, "generic")
