@@ -42,6 +42,16 @@ class Agreement:
 # ---------------------------------------------------------------- the data of a comparison
 
 
+def _codes(column: pa.ChunkedArray | pa.Array, names: Sequence[str]) -> np.ndarray:
+    """Positions of a column's strings in `names` (few distinct values: encode, then map)."""
+    enc = pc.dictionary_encode(column)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
+    lookup = {n: i for i, n in enumerate(names)}
+    table = np.array([lookup[v] for v in enc.dictionary.to_pylist()], dtype=np.int64)
+    return table[enc.indices.to_numpy(zero_copy_only=False)] if len(table) else np.zeros(0, int)
+
+
 class ScoreGrid:
     """Scores of several runs pivoted to arrays [run, metric, case]: value (NaN when not
     scored) and state (0 absent, 1 scored, 2 errored), plus labels on demand."""
@@ -49,13 +59,11 @@ class ScoreGrid:
     def __init__(self, table: pa.Table, run_ids: Sequence[str], metrics: Sequence[str]) -> None:
         t = table.combine_chunks()
         enc = pc.dictionary_encode(t["case_id"]).combine_chunks()
-        self.case_ids = enc.dictionary.to_numpy(zero_copy_only=False).astype(object)
+        self._dictionary = enc.dictionary
+        self.case_ids = enc.dictionary.to_numpy(zero_copy_only=False)
         ci = enc.indices.to_numpy(zero_copy_only=False)
-        ri = pc.index_in(t["run_id"], value_set=pa.array(list(run_ids))).to_numpy(
-            zero_copy_only=False
-        )
-        mi = pc.index_in(t["metric"], value_set=pa.array(list(metrics), pa.string()))
-        mi = mi.to_numpy(zero_copy_only=False)
+        ri = _codes(t["run_id"], run_ids)
+        mi = _codes(t["metric"], metrics)
         shape = (len(run_ids), len(metrics), len(self.case_ids))
         self.value = np.full(shape, np.nan)
         self.state = np.zeros(shape, dtype=np.int8)
@@ -66,21 +74,13 @@ class ScoreGrid:
         self._where = (ri, mi, ci)
         self._labels = t["label"]
         self.runs = {r: i for i, r in enumerate(run_ids)}
-        # rank of each case id in sorted order: a cheap integer tie-break for sorting cases
-        self.id_rank = np.empty(len(self.case_ids), dtype=np.int64)
-        self.id_rank[np.argsort(self.case_ids.astype(str), kind="stable")] = np.arange(
-            len(self.case_ids)
-        )
+        # case positions in case-id order: sorting by value over this order breaks ties by id
+        self.by_id = pc.sort_indices(enc.dictionary).to_numpy(zero_copy_only=False)
 
-    def index_of(self, ids: np.ndarray) -> np.ndarray:
+    def index_of(self, ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """Grid positions of case ids, -1 for ids not in the grid."""
-        if not len(self.case_ids):
-            return np.full(len(ids), -1, dtype=np.int64)
-        order = np.argsort(self.id_rank)
-        sorted_ids = self.case_ids[order].astype(str)
-        probe = np.asarray(ids).astype(str)
-        pos = np.clip(np.searchsorted(sorted_ids, probe), 0, len(sorted_ids) - 1)
-        return np.where(sorted_ids[pos] == probe, order[pos], -1)
+        pos = pc.index_in(ids, value_set=self._dictionary)
+        return pc.fill_null(pos, -1).to_numpy(zero_copy_only=False).astype(np.int64)
 
     def labels(self, run: int, metric: int) -> np.ndarray:
         out = np.full(len(self.case_ids), None, dtype=object)
@@ -211,11 +211,12 @@ def bottom_cases(
     grid: ScoreGrid, values: np.ndarray, scored: np.ndarray
 ) -> list[tuple[str, float]]:
     """The worst 10 % (at least one case) of the scored cases, lowest first, ties by case id."""
-    v = values[scored]
-    if not v.size:
+    idx = grid.by_id[scored[grid.by_id]]
+    if not idx.size:
         return []
-    order = np.lexsort((grid.id_rank[scored], v))[: max(1, math.ceil(0.1 * v.size))]
-    return list(zip(grid.case_ids[scored][order].tolist(), v[order].tolist(), strict=True))
+    v = values[idx]
+    take = idx[np.argsort(v, kind="stable")[: max(1, math.ceil(0.1 * v.size))]]
+    return list(zip(grid.case_ids[take].tolist(), values[take].tolist(), strict=True))
 
 
 def mean_or_none(values: list[float]) -> float | None:
@@ -230,7 +231,7 @@ def human_agreement(
     out: list[Agreement] = []
     if table.num_rows == 0:
         return out
-    where = grid.index_of(table["case_id"].to_numpy(zero_copy_only=False))
+    where = grid.index_of(table["case_id"])
     runs = table["run_id"].to_numpy(zero_copy_only=False)
     metrics = table["metric"].to_numpy(zero_copy_only=False)
     values = table["value"].to_numpy(zero_copy_only=False).astype(float)
