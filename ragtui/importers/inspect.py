@@ -1,1 +1,322 @@
-"""inspect importer (being written)."""
+"""Inspect AI logs as native runs: `.eval` archives (zip) and `.json` logs, one run per epoch.
+
+Epochs are repeats of one config, so each epoch becomes its own run with one shared config key
+(kind "eval" for epoch 1, "rerun" for the others): exactly what the noise check needs. Each
+scorer is a metric; a dict-valued scorer gives one metric per key (`scorer.key`).
+
+Speed matters (logs of 10,000+ samples): see `_inspect_log` for how a log is read without
+parsing its transcripts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ragtui.core.model import Case, DatasetInfo, JudgeInfo, RunFile, Score
+from ragtui.importers._common import build_run, fail, iso_from_any, read_bytes, sha256_bytes
+from ragtui.importers._inspect_log import error_text, kind, read_log, text_of
+from ragtui.importers.base import ImportOptions, Sniff, register
+
+LETTER_GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+_JSON_HEAD = re.compile(rb'"(version|status|eval)"\s*:')
+
+
+class InspectImporter:
+    name = "inspect"
+    description = "Inspect AI logs (.eval archives and .json logs); one run per epoch"
+
+    def __init__(self) -> None:
+        # Notices from the last load (cancelled/error logs, rescaled metrics), for the caller
+        # to show; load() raises nothing for them because the import itself succeeded.
+        self.last_notices: list[str] = []
+
+    def sniff(self, path: Path, head: bytes) -> Sniff:
+        if head.startswith(b"PK\x03\x04"):
+            if any(m in head for m in (b"header.json", b"_journal/start.json", b"samples/")):
+                return Sniff(True)
+            if path.suffix.lower() == ".eval":
+                return Sniff(True)
+            return Sniff(False, "a zip archive without Inspect's header.json or samples/")
+        start = head.lstrip()[:1]
+        if start != b"{":
+            return Sniff(False, "neither a .eval archive nor a JSON object")
+        keys = {m.group(1).decode() for m in _JSON_HEAD.finditer(head[:4096])}
+        if {"version", "status", "eval"} <= keys and b'"task"' in head:
+            return Sniff(True)
+        return Sniff(False, 'no top-level "version", "status" and "eval" of an Inspect log')
+
+    def load(self, path: Path, options: ImportOptions) -> list[RunFile]:
+        data = read_bytes(path)
+        if not data.strip():
+            raise fail(path, "the file is empty")
+        header, samples = read_log(path, data)
+        notices: list[str] = []
+        runs = _to_runs(path, sha256_bytes(data), header, samples, options, notices)
+        self.last_notices = notices
+        return runs
+
+
+def _to_runs(
+    path: Path,
+    sha: str,
+    header: dict[str, Any],
+    samples: list[dict[str, Any]],
+    options: ImportOptions,
+    notices: list[str],
+) -> list[RunFile]:
+    ev = header["eval"]
+    status = header.get("status") or "unknown"
+    if not samples:
+        raise fail(path, f"the log (status {status}) holds no samples to import")
+    declared = _declared_metrics(header)
+    numeric_scales = _numeric_scales(samples, notices, path)
+    config, judge, dataset = _header_info(header)
+    epochs = sorted({s["epoch"] for s in samples})
+    declared_epochs = (ev.get("config") or {}).get("epochs")
+    several = len(epochs) > 1 or (isinstance(declared_epochs, int) and declared_epochs > 1)
+    if status != "success":
+        detail = ""
+        if isinstance(header.get("error"), dict):
+            detail = f" ({error_text(header['error']).splitlines()[0][:200]})"
+        expected = (ev.get("dataset") or {}).get("samples")
+        notices.append(
+            f"{path}: Inspect log status is '{status}'{detail}; imported the {len(samples)} "
+            f"samples it holds" + (f" (dataset has {expected} per epoch)" if expected else "")
+        )
+    order = {str(sid): i for i, sid in enumerate((ev.get("dataset") or {}).get("sample_ids") or [])}
+    runs = []
+    for epoch in epochs:
+        part = f"epoch {epoch}" if several else None
+        run = build_run(
+            path,
+            sha,
+            "inspect",
+            options,
+            default_name=f"{ev['task']} · {ev.get('model') or 'unknown model'}",
+            config=dict(config, epoch=epoch),
+            judge=judge,
+            dataset=dataset,
+            created_at=iso_from_any(ev.get("created")),
+            part=part,
+        )
+        run = dataclasses.replace(run, kind="eval" if epoch == epochs[0] else "rerun")
+        rows = sorted(
+            (s for s in samples if s["epoch"] == epoch),
+            key=lambda s: order.get(s["id"], len(order)),
+        )
+        cases = tuple(_case(s, declared, numeric_scales) for s in rows)
+        runs.append(RunFile(run=run, cases=cases))
+    return runs
+
+
+def _declared_metrics(header: Mapping[str, Any]) -> list[str]:
+    """Every metric the log's scorers promise, so samples that lack one count it as an error."""
+    names: list[str] = []
+    for scorer in header["eval"].get("scorers") or []:
+        if isinstance(scorer, dict) and isinstance(scorer.get("name"), str):
+            metrics = scorer.get("metrics")
+            if isinstance(metrics, dict):  # a dict-valued scorer: metrics per key
+                names += [f"{scorer['name']}.{key}" for key in metrics]
+            else:
+                names.append(scorer["name"])
+    for score in (header.get("results") or {}).get("scores") or []:
+        if isinstance(score, dict) and isinstance(score.get("scorer"), str):
+            name, scorer = score.get("name"), score["scorer"]
+            metric = scorer if name in (None, scorer) else f"{scorer}.{name}"
+            if metric not in names and not any(n.startswith(scorer + ".") for n in names):
+                names.append(metric)
+    return names
+
+
+def _flatten(scorer: str, value: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield f"{scorer}.{key}", item
+    else:
+        yield scorer, value
+
+
+def _numeric_scales(
+    samples: list[dict[str, Any]], notices: list[str], path: Path
+) -> dict[str, tuple[float, float]]:
+    """A scale for each numeric metric with values outside [0, 1]: (min(0, lowest), highest)."""
+    seen: dict[str, list[float]] = {}
+    for sample in samples:
+        for scorer, score in sample["scores"].items():
+            for metric, value in _flatten(scorer, score.get("value")):
+                if (
+                    isinstance(value, int | float)
+                    and not isinstance(value, bool)
+                    and math.isfinite(value)
+                ):
+                    seen.setdefault(metric, []).append(float(value))
+    scales = {}
+    for metric, values in seen.items():
+        low, high = min(values), max(values)
+        if low < 0 or high > 1:
+            scales[metric] = (min(0.0, low), high if high > min(0.0, low) else min(0.0, low) + 1)
+            notices.append(
+                f"{path}: metric '{metric}' ranges {low:g}..{high:g}; rescaled to [0, 1] "
+                f"over {scales[metric][0]:g}..{scales[metric][1]:g} (raw values kept)"
+            )
+    return scales
+
+
+def _score(value: Any, score: Mapping[str, Any], scale: tuple[float, float] | None) -> Score | str:
+    """A Score, or the error text when the value is not a grade."""
+    reason = score.get("explanation") if isinstance(score.get("explanation"), str) else None
+    reply = _transcript(
+        (score.get("metadata") or {}).get("grading")
+        if isinstance(score.get("metadata"), dict)
+        else None
+    )
+    if isinstance(value, bool):
+        return Score(value=1.0 if value else 0.0, raw=value, reason=reason, reply=reply)
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            return f"score is {value}"
+        if scale is None:
+            return Score(value=float(value), raw=value, reason=reason, reply=reply)
+        low, high = scale
+        return Score(
+            value=(value - low) / (high - low), raw=value, scale=scale, reason=reason, reply=reply
+        )
+    if isinstance(value, str):
+        grade = value.strip().upper()
+        if grade in LETTER_GRADES:
+            return Score(
+                value=LETTER_GRADES[grade], raw=value, label=grade, reason=reason, reply=reply
+            )
+        return f"unrecognised grade {value[:40]!r} (expected C, P, I, N, a number or a boolean)"
+    if value is None:
+        return "no score value"
+    return f"unsupported score value {kind(value)}"
+
+
+def _transcript(grading: Any) -> str | None:
+    """The grading conversation, role by role, shown as the judge's raw reply."""
+    if not isinstance(grading, list) or not grading:
+        return None
+    blocks = [
+        f"[{m.get('role', '?')}]\n{text_of(m.get('content'))}"
+        for m in grading
+        if isinstance(m, dict)
+    ]
+    return "\n\n".join(blocks) or None
+
+
+def _case(
+    sample: dict[str, Any], declared: list[str], scales: Mapping[str, tuple[float, float]]
+) -> Case:
+    scores: dict[str, Score] = {}
+    errors: dict[str, str] = {}
+    for scorer, score in sample["scores"].items():
+        for metric, value in _flatten(scorer, score.get("value")):
+            result = _score(value, score, scales.get(metric))
+            if isinstance(result, Score):
+                scores[metric] = result
+            else:
+                errors[metric] = result
+    for metric in declared:
+        if metric not in scores and metric not in errors:
+            errors[metric] = sample["error"] or "no score recorded for this sample"
+    time = sample["time"]
+    latency = (
+        float(time) * 1000 if isinstance(time, int | float) and not isinstance(time, bool) else None
+    )
+    return Case(
+        case_id=sample["id"],
+        question=sample["question"],
+        answer=sample["answer"],
+        reference=sample["reference"],
+        scores=scores,
+        errors=errors,
+        latency_ms=latency,
+        metadata=sample["metadata"],
+    )
+
+
+def _header_info(header: Mapping[str, Any]) -> tuple[dict[str, Any], JudgeInfo, DatasetInfo]:
+    ev = header["eval"]
+    model = ev.get("model")
+    dataset = ev.get("dataset") if isinstance(ev.get("dataset"), dict) else {}
+    scorers = [s for s in ev.get("scorers") or [] if isinstance(s, dict)]
+    if not scorers:  # older logs: scorer names and params live in results.scores
+        scorers = [
+            {"name": s.get("scorer"), "options": s.get("params") or s.get("options") or {}}
+            for s in (header.get("results") or {}).get("scores") or []
+            if isinstance(s, dict)
+        ]
+    steps = ((header.get("plan") or {}).get("steps")) or []
+    revision = ev.get("revision") if isinstance(ev.get("revision"), dict) else {}
+    config: dict[str, Any] = {
+        "task": ev["task"],
+        "task_version": ev.get("task_version"),
+        "task_args": ev.get("task_args") or {},
+        "generator": model,
+        "model_args": _plain(ev.get("model_args") or {}),
+        "model_generate_config": ev.get("model_generate_config") or {},
+        "solver": [
+            {"solver": s.get("solver"), "params": s.get("params") or {}}
+            for s in steps
+            if isinstance(s, dict)
+        ],
+        "scorers": [{"name": s.get("name"), "options": s.get("options") or {}} for s in scorers],
+        "dataset_location": dataset.get("location"),
+        "revision": revision.get("commit"),
+        "eval_id": ev.get("eval_id") or ev.get("task_id"),
+        "run_id": ev.get("run_id"),
+    }
+    return (
+        {k: v for k, v in config.items() if v is not None},
+        _judge(ev, scorers),
+        DatasetInfo(
+            name=dataset.get("name") if isinstance(dataset.get("name"), str) else None,
+            version=next(
+                (str(dataset[k]) for k in ("version", "revision") if dataset.get(k)), None
+            ),
+        ),
+    )
+
+
+def _judge(ev: Mapping[str, Any], scorers: list[dict[str, Any]]) -> JudgeInfo:
+    """The grader of model-graded scorers: the "grader" role, a scorer's model, else the model
+    under evaluation (Inspect's default grader). Rule-based scorers have no judge."""
+    graded = [
+        s
+        for s in scorers
+        if str(s.get("name") or "").startswith("model_graded")
+        or "model" in (s.get("options") or {})
+    ]
+    if not graded:
+        return JudgeInfo()
+    role = (ev.get("model_roles") or {}).get("grader")
+    model = (role or {}).get("model") if isinstance(role, dict) else None
+    model = model or next(
+        (str(s["options"]["model"]) for s in graded if (s.get("options") or {}).get("model")), None
+    )
+    model = model or ev.get("model")
+    material = json.dumps(
+        [[s.get("name"), s.get("options") or {}] for s in graded], sort_keys=True, default=str
+    )
+    provider = model.split("/", 1)[0] if isinstance(model, str) and "/" in model else None
+    return JudgeInfo(
+        model=model,
+        provider=provider,
+        prompt_hash="inspect-" + hashlib.sha256(material.encode()).hexdigest()[:12],
+    )
+
+
+def _plain(value: Any) -> Any:
+    """Model args as JSON-safe values (mockllm's `custom_outputs: null` and the like stay)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+INSPECT = register(InspectImporter())

@@ -1,0 +1,286 @@
+"""Reading Inspect AI logs fast: the header, and per sample only the fields a case needs.
+
+A sample's JSON is mostly its transcript (`messages`, then `events`). Inspect writes the sample
+compactly with `events` after everything a case needs, so only the member's bytes before the
+top-level `,"events":` are parsed, closed with `}`. The byte
+sequence `,"` cannot occur inside a JSON string (quotes there are escaped), and a marker inside
+a nested object leaves the prefix unbalanced, so it fails to parse; any doubt (no marker, a
+nested one, attachments, a scorer missing) falls back to reading the whole member.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import threading
+import zipfile
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ragtui.importers._common import fail
+
+try:  # zstd members (method 93): Python's zipfile reads them only from 3.14 on
+    import zstandard
+except ImportError:  # then such members get a clear error naming the missing package
+    zstandard = None
+
+_CORRUPT: tuple[type[Exception], ...] = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    ValueError,
+)
+if zstandard is not None:
+    _CORRUPT += (zstandard.ZstdError,)
+_ZSTD = 93  # the zip compression method newer Inspect versions write
+_EVENTS = b',"events":'
+_ATTACHMENT = "attachment://"
+
+Sample = dict[str, Any]
+
+
+def read_log(path: Path, data: bytes) -> tuple[dict[str, Any], list[Sample]]:
+    """(header, thin samples) of a `.eval` archive or a `.json` log."""
+    if data.startswith(b"PK"):
+        return _read_archive(path, data)
+    return _read_json_log(path, data)
+
+
+def _loads(path: Path, member: str, raw: bytes) -> Any:
+    if b"\x00" in raw[:4096]:
+        raise fail(path, f"{member}: expected UTF-8 JSON, found binary data (NUL bytes)")
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError as exc:
+        raise fail(path, f"{member}: expected UTF-8 JSON ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise fail(path, f"{member}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise fail(path, f"{member}: JSON nested too deeply") from None
+
+
+def _read_archive(path: Path, data: bytes) -> tuple[dict[str, Any], list[Sample]]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError) as exc:
+        raise fail(
+            path, f"not a readable .eval archive (truncated or corrupt zip: {exc})"
+        ) from None
+    members = {info.filename: info for info in archive.infolist()}
+    head_name = "header.json" if "header.json" in members else "_journal/start.json"
+    if head_name not in members:
+        raise fail(
+            path, "a zip archive but not an Inspect log (no header.json or _journal/start.json)"
+        )
+    header = _loads(path, head_name, _member(path, archive, data, members[head_name]))
+    check_header(path, head_name, header)
+    if head_name != "header.json":
+        header.setdefault("status", "started")  # only the journal: the eval is still running
+    scorers = scorer_names(header)
+    samples = [
+        _sample(path, archive, data, info, scorers)
+        for name, info in members.items()
+        if name.startswith("samples/") and name.endswith(".json")
+    ]
+    return header, samples
+
+
+def scorer_names(header: Mapping[str, Any]) -> set[str]:
+    ev = header["eval"]
+    names = {
+        s["name"]
+        for s in ev.get("scorers") or []
+        if isinstance(s, dict) and isinstance(s.get("name"), str)
+    }
+    for score in (header.get("results") or {}).get("scores") or []:
+        if isinstance(score, dict) and isinstance(score.get("scorer"), str):
+            names.add(score["scorer"])
+    return names
+
+
+def _sample(
+    path: Path, archive: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo, scorers: set[str]
+) -> Sample:
+    raw = _member(path, archive, data, info)
+    cut = raw.find(_EVENTS)
+    if cut > 0 and _ATTACHMENT.encode() not in raw[:cut]:
+        try:
+            head = json.loads(raw[:cut] + b"}")
+        except ValueError:
+            head = None  # the marker was nested, not top-level: parse the whole member below
+        scores = head.get("scores") if isinstance(head, dict) else None
+        if isinstance(scores, dict) and scores and scorers <= scores.keys():
+            return thin(path, info.filename, head)
+    return thin(path, info.filename, _loads(path, info.filename, raw))
+
+
+def _member(path: Path, archive: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo) -> bytes:
+    """A whole member, CRC-checked."""
+    try:
+        if info.compress_type != _ZSTD:
+            return archive.read(info)
+        out = _zstd_decompressor().decompress(
+            _raw(data, info), max_output_size=max(info.file_size, 1)
+        )
+        if zlib.crc32(out) != info.CRC:
+            raise zipfile.BadZipFile("CRC check failed")
+        return out
+    except NotImplementedError as exc:
+        raise fail(path, f"{info.filename}: {exc}") from None
+    except _CORRUPT as exc:
+        raise fail(path, f"{info.filename}: corrupt archive member ({exc})") from None
+
+
+_LOCAL = threading.local()  # a decompressor must not be shared between threads
+
+
+def _zstd_decompressor() -> Any:
+    """One reused decompressor per thread (making one per member costs more than a member)."""
+    if zstandard is None:
+        raise NotImplementedError("zstd-compressed; install the 'zstandard' package")
+    if getattr(_LOCAL, "zstd", None) is None:
+        _LOCAL.zstd = zstandard.ZstdDecompressor()
+    return _LOCAL.zstd
+
+
+def _raw(data: bytes, info: zipfile.ZipInfo) -> memoryview:
+    offset = info.header_offset
+    if data[offset : offset + 4] != b"PK\x03\x04":
+        raise zipfile.BadZipFile("bad local file header")
+    name_len, extra_len = struct.unpack("<HH", data[offset + 26 : offset + 30])
+    start = offset + 30 + name_len + extra_len
+    if start + info.compress_size > len(data):
+        raise zipfile.BadZipFile("member data is truncated")
+    return memoryview(data)[start : start + info.compress_size]
+
+
+def _read_json_log(path: Path, data: bytes) -> tuple[dict[str, Any], list[Sample]]:
+    log = _loads(path, "log", data)
+    check_header(path, "log", log)
+    raw_samples = log.get("samples") or []
+    if not isinstance(raw_samples, list):
+        raise fail(path, f"field 'samples': expected an array, found {kind(raw_samples)}")
+    return log, [thin(path, f"samples[{i}]", s) for i, s in enumerate(raw_samples)]
+
+
+def check_header(path: Path, where: str, header: Any) -> None:
+    if not isinstance(header, dict):
+        raise fail(path, f"{where}: expected a JSON object, found {kind(header)}")
+    ev = header.get("eval")
+    if not isinstance(ev, dict) or not isinstance(ev.get("task"), str):
+        raise fail(path, f"{where}: not an Inspect log (expected field 'eval' with a 'task' name)")
+    for key in ("results", "plan", "stats", "error"):
+        if header.get(key) is not None and not isinstance(header[key], dict):
+            raise fail(
+                path, f"{where}: field '{key}': expected an object, found {kind(header[key])}"
+            )
+
+
+def thin(path: Path, where: str, sample: Any) -> Sample:
+    """The fields a case needs, checked; transcripts (messages, events) are dropped here."""
+    if not isinstance(sample, dict):
+        raise fail(path, f"{where}: expected a sample object, found {kind(sample)}")
+    sid = sample.get("id")
+    if isinstance(sid, bool) or not isinstance(sid, str | int):
+        raise fail(path, f"{where}: field 'id': expected a string or integer, found {kind(sid)}")
+    epoch = sample.get("epoch", 1)
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
+        raise fail(
+            path, f"{where}: field 'epoch': expected a positive integer, found {kind(epoch)}"
+        )
+    scores = sample.get("scores") or {}
+    if not isinstance(scores, dict) or not all(isinstance(s, dict) for s in scores.values()):
+        raise fail(path, f"{where}: field 'scores': expected an object of Score objects")
+    output = sample.get("output") or {}
+    if not isinstance(output, dict):
+        raise fail(path, f"{where}: field 'output': expected an object, found {kind(output)}")
+    attachments = sample.get("attachments")
+    fields = {
+        "input": sample.get("input"),
+        "target": sample.get("target"),
+        "scores": scores,
+        "answer": _completion(output),
+    }
+    if isinstance(attachments, dict) and attachments:  # large texts stored once, by reference
+        fields = _resolve(fields, attachments)
+    error, metadata = sample.get("error"), sample.get("metadata")
+    return {
+        "id": str(sid),
+        "epoch": epoch,
+        "question": _question(fields["input"]),
+        "reference": _reference(fields["target"]),
+        "answer": fields["answer"] if isinstance(fields["answer"], str) else "",
+        "time": output.get("time"),
+        "scores": fields["scores"],
+        "error": error_text(error) if error else None,
+        "metadata": metadata if isinstance(metadata, dict) else {},
+    }
+
+
+def _resolve(value: Any, attachments: Mapping[str, Any]) -> Any:
+    if isinstance(value, str) and value.startswith(_ATTACHMENT):
+        found = attachments.get(value[len(_ATTACHMENT) :])
+        return found if isinstance(found, str) else value
+    if isinstance(value, dict):
+        return {k: _resolve(v, attachments) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v, attachments) for v in value]
+    return value
+
+
+def text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: keep the text ones
+        return "\n".join(
+            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return ""
+
+
+def _question(value: Any) -> str:
+    if isinstance(value, list):  # a message list: the user's turns are the question
+        turns = [
+            text_of(m.get("content"))
+            for m in value
+            if isinstance(m, dict) and m.get("role") == "user"
+        ]
+        return "\n\n".join(t for t in turns if t)
+    return value if isinstance(value, str) else ""
+
+
+def _reference(value: Any) -> str | None:
+    if isinstance(value, list):
+        parts = [v for v in value if isinstance(v, str)]
+        return "\n".join(parts) if parts else None
+    return value if isinstance(value, str) and value else None
+
+
+def _completion(output: Mapping[str, Any]) -> str:
+    if isinstance(output.get("completion"), str):
+        return output["completion"]
+    choices = output.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        if isinstance(message, dict):
+            return text_of(message.get("content"))
+    return ""
+
+
+def error_text(error: Any) -> str:
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    return str(error)
+
+
+def kind(value: Any) -> str:
+    """A found value for an error message: its JSON type and the start of its text."""
+    if value is None:
+        return "null"
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
+    text = json.dumps(value, default=str)[:40]
+    return f"{names.get(type(value), 'a number')} {text}"

@@ -1,0 +1,330 @@
+"""Inspect AI importer, on logs written by inspect_ai itself (see tests/data/inspect/README.md).
+
+Expected numbers come from what Inspect recorded: `results.scores[].metrics` (its accuracy and
+mean per scorer) and `reductions` (its per-sample values reduced over epochs).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragtui.core.runfile import read_run_file, write_run_file
+from ragtui.importers import detect
+from ragtui.importers.base import ImportFormatError, ImportOptions
+from ragtui.importers.inspect import INSPECT
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "inspect"
+REFUNDS_EVAL = DATA / "refunds.eval"
+REFUNDS_JSON = DATA / "refunds.json"
+ERROR_EVAL = DATA / "refunds_error.eval"
+OLD_EVAL = DATA / "inspect_v0.3.43_model_graded_fact_input-task.eval"
+CANCELLED_JSON = DATA / "inspect_v0.3.95_match_popularity.json"
+
+
+def load(path: Path) -> list[Any]:
+    return INSPECT.load(path, ImportOptions())
+
+
+def recorded(log: dict[str, Any]) -> dict[str, float]:
+    """Inspect's own headline value per metric, keyed the way the importer names metrics."""
+    keyed = {s["name"] for s in log["eval"].get("scorers") or [] if isinstance(s["metrics"], dict)}
+    out = {}
+    for entry in log["results"]["scores"]:
+        keyed_scorer = entry["scorer"] in keyed or entry["name"] != entry["scorer"]
+        key = f"{entry['scorer']}.{entry['name']}" if keyed_scorer else entry["scorer"]
+        metrics = entry["metrics"]
+        out[key] = (metrics.get("accuracy") or metrics.get("mean"))["value"]
+    return out
+
+
+def values(run_file: Any, metric: str) -> list[float]:
+    return [c.scores[metric].value for c in run_file.cases if metric in c.scores]
+
+
+def test_epochs_become_reruns_of_one_config() -> None:
+    runs = load(REFUNDS_EVAL)
+    assert [r.run.kind for r in runs] == ["eval", "rerun"]
+    assert len({r.run.id for r in runs}) == 2
+    assert runs[0].run.config_key == runs[1].run.config_key
+    assert [r.run.config["epoch"] for r in runs] == [1, 2]
+    log = json.loads(REFUNDS_JSON.read_text())
+    ids = [str(i) for i in log["eval"]["dataset"]["sample_ids"]]
+    for run in runs:
+        assert [c.case_id for c in run.cases] == ids  # stable: the dataset's sample ids
+    assert runs[0].run.name.endswith("[epoch 1]")
+
+
+def test_means_equal_inspects_recorded_metrics() -> None:
+    log = json.loads(REFUNDS_JSON.read_text())
+    expected = recorded(log)
+    assert set(expected) == {"model_graded_fact", "includes", "overlap.words", "overlap.overlap"}
+    for path in (REFUNDS_EVAL, REFUNDS_JSON):
+        runs = load(path)
+        for metric, value in expected.items():
+            pooled = [v for r in runs for v in values(r, metric)]
+            assert len(pooled) == 8
+            assert statistics.mean(pooled) == pytest.approx(value)
+
+
+def test_per_sample_values_equal_inspects_reductions() -> None:
+    log = json.loads(REFUNDS_JSON.read_text())
+    runs = load(REFUNDS_EVAL)
+    for reduction in log["reductions"]:
+        scorer = reduction["scorer"]
+        for sample in reduction["samples"]:
+            sid = str(sample["sample_id"])
+            per_epoch = [next(c for c in r.cases if c.case_id == sid) for r in runs]
+            reduced = sample["value"]
+            pairs = reduced.items() if isinstance(reduced, dict) else [(None, reduced)]
+            for key, value in pairs:
+                metric = scorer if key is None else f"{scorer}.{key}"
+                mean = statistics.mean(c.scores[metric].value for c in per_epoch)
+                assert mean == pytest.approx(value), (sid, metric)
+
+
+def test_letter_grades_keep_raw_label_explanation_and_transcript() -> None:
+    epoch2 = load(REFUNDS_EVAL)[1]
+    case = next(c for c in epoch2.cases if c.case_id == "invoice-currency")
+    graded = case.scores["model_graded_fact"]
+    assert (graded.value, graded.raw, graded.label) == (0.5, "P", "P")
+    assert graded.reason is not None and graded.reason.endswith("GRADE: P")
+    assert graded.reply is not None and "[user]" in graded.reply and "[assistant]" in graded.reply
+    assert case.question in graded.reply  # the grading prompt quotes the question
+    assert case.scores["includes"].raw == "I" and case.scores["includes"].value == 0.0
+    assert case.question == "Which currencies can invoices be issued in?"
+    assert case.answer == "Invoices can be issued in euros."
+    assert case.reference == "USD, EUR or GBP"
+    assert case.scores["overlap.overlap"].value == pytest.approx(0.25)
+
+
+def test_judge_model_config_and_dataset() -> None:
+    run = load(REFUNDS_EVAL)[0].run
+    assert run.judge.model == "mockllm/model"  # the "grader" role
+    assert run.judge.prompt_hash is not None
+    assert run.config["task"] == "refunds" and run.config["task_version"] == "v3"
+    assert run.config["generator"] == "mockllm/model"
+    assert {s["name"] for s in run.config["scorers"]} == {
+        "model_graded_fact",
+        "includes",
+        "overlap",
+    }
+    assert run.source is not None and run.source.format == "inspect"
+    assert run.created_at.endswith("Z")
+
+
+def test_eval_and_json_of_one_log_import_alike() -> None:
+    from_eval, from_json = load(REFUNDS_EVAL), load(REFUNDS_JSON)
+    for a, b in zip(from_eval, from_json, strict=True):
+        assert a.cases == b.cases
+        assert a.run.config_key == b.run.config_key
+    assert zipfile.ZipFile(REFUNDS_EVAL).infolist()[0].compress_type == 93  # zstd members
+
+
+def test_public_v0343_eval_log() -> None:
+    (run,) = load(OLD_EVAL)
+    header = json.loads(zipfile.ZipFile(OLD_EVAL).read("header.json"))
+    assert len(run.cases) == header["results"]["total_samples"] == 1
+    case = run.cases[0]
+    assert case.case_id == "1"
+    assert case.scores["model_graded_fact"].value == recorded(header)["model_graded_fact"] == 1.0
+    assert case.answer.startswith("Yo, fam!")
+    assert case.scores["model_graded_fact"].reply.startswith("[user]\n")
+    assert run.run.judge.model == "openai/gpt-4o-mini"  # no grader role: the evaluated model
+    assert INSPECT.last_notices == []
+
+
+def test_public_cancelled_json_imports_what_it_has_with_a_notice() -> None:
+    (run,) = load(CANCELLED_JSON)
+    log = json.loads(CANCELLED_JSON.read_text())
+    assert log["status"] == "cancelled"
+    assert len(INSPECT.last_notices) == 1 and "cancelled" in INSPECT.last_notices[0]
+    assert str(CANCELLED_JSON) in INSPECT.last_notices[0]
+    assert [c.case_id for c in run.cases] == ["1", "2", "3"]
+    assert statistics.mean(values(run, "match")) == pytest.approx(recorded(log)["match"])
+    assert run.run.dataset.name == "popularity"
+    assert run.run.config["revision"] == "e9a9d7161"
+    assert run.run.judge.model is None  # match() is rule-based: no judge
+    assert run.cases[0].metadata["nested"] == {"foo": "bar"}
+
+
+def test_error_log_counts_failed_samples_as_errors() -> None:
+    (run,) = load(ERROR_EVAL)
+    assert any("'error'" in n and "retriever timed out" in n for n in INSPECT.last_notices)
+    by_id = {c.case_id: c for c in run.cases}
+    assert set(by_id) == {"refund-late", "invoice-currency", "support-speed", "sso-plans"}
+    failed = by_id["support-speed"]
+    assert failed.scores == {}
+    assert set(failed.errors) == {
+        "model_graded_fact",
+        "includes",
+        "overlap.words",
+        "overlap.overlap",
+    }
+    assert all("retriever timed out" in e for e in failed.errors.values())
+    assert sum(len(c.errors) for c in run.cases) == 8  # support-speed and the cancelled sso-plans
+    assert len(by_id["refund-late"].scores) == 4
+
+
+def test_case_ids_are_stable_across_logs() -> None:
+    ids = {
+        tuple(c.case_id for c in r.cases) for path in (REFUNDS_EVAL, ERROR_EVAL) for r in load(path)
+    }
+    assert len(ids) == 1
+
+
+def test_numbers_outside_unit_range_are_rescaled_with_raw_kept(tmp_path: Path) -> None:
+    log = json.loads(REFUNDS_JSON.read_text())
+    for i, sample in enumerate(log["samples"]):
+        sample["scores"]["includes"]["value"] = i  # 0..7: a count, not a fraction
+    path = tmp_path / "counts.json"
+    path.write_text(json.dumps(log))
+    runs = load(path)
+    raw = [c.scores["includes"].raw for r in runs for c in r.cases]
+    scaled = [c.scores["includes"].value for r in runs for c in r.cases]
+    assert sorted(raw) == list(range(8))
+    assert scaled == [r / 7 for r in raw]
+    assert runs[0].cases[0].scores["includes"].scale == (0.0, 7.0)
+    assert any("includes" in n and "rescaled" in n for n in INSPECT.last_notices)
+
+
+def test_booleans_and_unknown_values(tmp_path: Path) -> None:
+    log = json.loads(REFUNDS_JSON.read_text())
+    first = {s["id"]: s for s in log["samples"] if s["epoch"] == 1}
+    first["refund-late"]["scores"]["includes"]["value"] = True
+    first["invoice-currency"]["scores"]["includes"]["value"] = "maybe"
+    first["sso-plans"]["scores"]["includes"]["value"] = None
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(log))
+    cases = {c.case_id: c for c in load(path)[0].cases}
+    assert cases["refund-late"].scores["includes"].value == 1.0
+    assert cases["refund-late"].scores["includes"].raw is True
+    assert "unrecognised grade 'maybe'" in cases["invoice-currency"].errors["includes"]
+    assert cases["sso-plans"].errors["includes"] == "no score value"
+
+
+def _eval_from_json(path: Path, log: dict[str, Any]) -> Path:
+    """An .eval built from a .json log the way Inspect lays it out (compact JSON, deflate)."""
+    header = {k: v for k, v in log.items() if k not in ("samples", "reductions")}
+    members = {"header.json": json.dumps(header).encode()}
+    for sample in log["samples"]:
+        name = f"samples/{sample['id']}_epoch_{sample['epoch']}.json"
+        members[name] = json.dumps(sample, separators=(",", ":")).encode()
+    return _zip(path, members)
+
+
+def test_nested_events_keys_and_attachments_are_read_correctly(tmp_path: Path) -> None:
+    log = json.loads(REFUNDS_JSON.read_text())
+    reference = {(r.run.config["epoch"], c.case_id): c for r in load(REFUNDS_JSON) for c in r.cases}
+    for sample in log["samples"]:
+        # a metadata key named "events" comes before the top-level one: the fast path must notice
+        sample["metadata"] = {"source": "kb", "events": ["nested"]}
+        sample["attachments"] = dict(sample.get("attachments") or {}, q1=sample["input"])
+        sample["input"] = "attachment://q1"
+    runs = load(_eval_from_json(tmp_path / "tricky.eval", log))
+    for run in runs:
+        for case in run.cases:
+            expected = reference[(run.run.config["epoch"], case.case_id)]
+            assert case.question == expected.question  # the attachment, resolved
+            assert case.scores == expected.scores
+            assert case.metadata == {"source": "kb", "events": ["nested"]}
+
+
+def test_imported_runs_round_trip_through_native_files(tmp_path: Path) -> None:
+    for path in (REFUNDS_EVAL, OLD_EVAL, CANCELLED_JSON, ERROR_EVAL):
+        for run_file in load(path):
+            out = write_run_file(
+                tmp_path / f"{run_file.run.id}.ragtui.jsonl", run_file.run, run_file.cases
+            )
+            assert read_run_file(out) == run_file
+
+
+def test_sniffer_and_detect() -> None:
+    for path in (REFUNDS_EVAL, REFUNDS_JSON, ERROR_EVAL, OLD_EVAL, CANCELLED_JSON):
+        assert INSPECT.sniff(path, path.read_bytes()[:65536]).matches, path
+        assert detect(path).name == "inspect", path
+    deepeval = DATA.parent / "deepeval" / "latest_test_run.json"
+    assert not INSPECT.sniff(deepeval, deepeval.read_bytes()[:65536]).matches
+    assert not INSPECT.sniff(Path("x.csv"), b"question,answer\nq,a\n").matches
+
+
+# ---------------------------------------------------------------- malformed files
+
+
+def _zip(path: Path, members: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+def _bad_files(tmp: Path) -> list[tuple[Path, str]]:
+    data = REFUNDS_EVAL.read_bytes()
+    text = REFUNDS_JSON.read_text()
+    log = json.loads(text)
+    header = json.loads(zipfile.ZipFile(OLD_EVAL).read("header.json"))
+    sample = zipfile.ZipFile(OLD_EVAL).read("samples/1_epoch_1.json")
+    wrong_scores = dict(log, samples=[dict(log["samples"][0], scores=[1, 2])])
+    no_id = dict(log, samples=[dict(log["samples"][0], id=None)])
+    corrupt = bytearray(data)
+    info = zipfile.ZipFile(REFUNDS_EVAL).getinfo("samples/refund-late_epoch_1.json")
+    corrupt[info.header_offset + 100 : info.header_offset + 140] = bytes(40)
+    junk = random.Random(6).randbytes(4096)
+    cases = [
+        ("empty.eval", b"", "the file is empty"),
+        ("truncated.eval", data[: len(data) // 2], "truncated or corrupt zip"),
+        ("junk.eval", b"PK" + junk, "truncated or corrupt zip"),
+        (
+            "corrupt_member.eval",
+            bytes(corrupt),
+            "samples/refund-late_epoch_1.json: corrupt archive member",
+        ),
+        ("truncated.json", text[: len(text) // 3].encode(), "invalid JSON"),
+        ("junk.json", junk, "expected UTF-8 JSON"),
+        ("list.json", b"[1, 2]", "expected a JSON object, found an array"),
+        (
+            "no_task.json",
+            json.dumps({"version": 2, "status": "success", "eval": {}}).encode(),
+            "'task'",
+        ),
+        (
+            "samples_text.json",
+            json.dumps(dict(log, samples="x")).encode(),
+            "field 'samples': expected an array",
+        ),
+        ("scores_list.json", json.dumps(wrong_scores).encode(), "samples[0]: field 'scores'"),
+        ("no_id.json", json.dumps(no_id).encode(), "samples[0]: field 'id'"),
+        ("no_samples.json", json.dumps(dict(log, samples=[])).encode(), "holds no samples"),
+    ]
+    out = []
+    for name, content, message in cases:
+        (tmp / name).write_bytes(content)
+        out.append((tmp / name, message))
+    out.append((_zip(tmp / "other.eval", {"foo.txt": b"hello"}), "not an Inspect log"))
+    broken = {"header.json": json.dumps(header).encode(), "samples/1_epoch_1.json": sample[:-20]}
+    out.append((_zip(tmp / "bad_sample.eval", broken), "samples/1_epoch_1.json: invalid JSON"))
+    out.append(
+        (
+            _zip(tmp / "header_list.eval", {"header.json": b"[]"}),
+            "header.json: expected a JSON object",
+        )
+    )
+    return out
+
+
+def test_malformed_files_give_one_clear_error(tmp_path: Path) -> None:
+    for path, message in _bad_files(tmp_path):
+        INSPECT.last_notices = ["untouched"]
+        with pytest.raises(ImportFormatError) as caught:
+            load(path)
+        text = str(caught.value)
+        assert text.startswith(f"{path}: "), text
+        assert message in text, (path.name, text)
+        assert "\n" not in text
+        assert INSPECT.last_notices == ["untouched"]  # a failed load reports nothing half-done
