@@ -1,0 +1,172 @@
+"""Case screen: evidence, claim → chunk highlighting, stepping, A/B sides, history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragtui.tui.app import RagtuiApp
+from ragtui.tui.screens.case import CaseScreen
+from ragtui.tui.widgets.chunks_view import ChunkBlock
+from ragtui.tui.widgets.claims_view import ClaimsView
+from tests.tui.conftest import wait_ready
+from tests.tui.history_b import WORST, case_ids, screen_text, write_history
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    ids = write_history(tmp_path / "runs")
+    return tmp_path / "runs", ids
+
+
+async def open_case(app: RagtuiApp, pilot, screen: CaseScreen) -> CaseScreen:  # type: ignore[no-untyped-def]
+    await wait_ready(app, pilot)
+    await app.push_screen(screen)
+    await wait_ready(app, pilot)
+    return screen
+
+
+def cited(screen: CaseScreen) -> dict[str, bool]:
+    return {b.chunk.id: b.has_class("-cited") for b in screen.query(ChunkBlock)}
+
+
+LIST = [WORST, "refund-08", "billing-01"]
+
+
+async def test_worst_case_shows_question_answers_chunks_and_unsupported_claims(
+    folder, make_app
+) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = CaseScreen(
+            ids["small-generator"], LIST, 0, other_run_id=ids["baseline"], metric="faithfulness"
+        )
+        await open_case(app, pilot, screen)
+        text = screen_text(app)
+        # baseline-r1 said YES (1.0), small-generator NO (0.0): written so by the fixture
+        assert f"ragtui · Case {WORST}  faithfulness A 100 → B 0 (NO)  1 / 3 in list" in text
+        assert "Who approves refunds requested more than 7 days after renewal?" in text
+        assert "Answer A · baseline" in text and "Answer B · small-generator" in text
+        assert "Per the refund policy" in text  # A's answer
+        assert "Support handles refund case 7 within 24 hours" in text  # B's answer
+        assert "✗ UNSUPPORTED Support handles it" in text
+        assert "refund_policy.md" in text and "escalation.md" in text
+        assert "prompt faith-label-v1" in text and "reply  NO" in text
+        assert "history · this case in 5 runs" in text
+
+
+async def test_selecting_a_claim_highlights_the_chunks_it_cites(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = CaseScreen(
+            ids["small-generator"], LIST, 0, other_run_id=ids["baseline"], metric="faithfulness"
+        )
+        await open_case(app, pilot, screen)
+        claims = screen.query_one(ClaimsView)
+        assert [c.text for c in claims.claims][2] == "paid back by card"
+        assert cited(screen) == {"C1": False, "C2": False, "C3": False}  # claim 0 cites nothing
+        claims.focus()
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert cited(screen) == {"C1": True, "C2": False, "C3": False}
+        assert "▶ C1" in screen_text(app)
+        await pilot.press("up")
+        await pilot.pause()
+        assert not any(cited(screen).values())
+
+
+async def test_clicking_a_claim_highlights_its_chunk(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        # on A's side refund-07 was answered well: claim 1 (PARTIAL) cites C3
+        screen = CaseScreen(ids["baseline"], LIST, 0, metric="faithfulness")
+        await open_case(app, pilot, screen)
+        claims = screen.query_one(ClaimsView)
+        assert [c.verdict for c in claims.claims] == ["SUPPORTED", "PARTIAL"]
+        assert cited(screen)["C1"] is True  # the first claim is highlighted on open
+        # the PARTIAL claim's first row: border (1) + the SUPPORTED claim's one row
+        await pilot.click(ClaimsView, offset=(4, 2))
+        await pilot.pause()
+        assert claims.highlighted == 1
+        assert cited(screen) == {"C1": False, "C2": False, "C3": True}
+
+
+async def test_step_through_the_list_and_back(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        before = app.screen
+        screen = CaseScreen(
+            ids["small-generator"], LIST, 0, other_run_id=ids["baseline"], metric="faithfulness"
+        )
+        await open_case(app, pilot, screen)
+        await pilot.press("right_square_bracket")
+        await wait_ready(app, pilot)
+        text = screen_text(app)
+        assert "ragtui · Case refund-08" in text and "2 / 3 in list" in text
+        assert "more than 8 days after renewal" in text
+        await pilot.press("right_square_bracket", "right_square_bracket")  # clamps at the end
+        await wait_ready(app, pilot)
+        assert "ragtui · Case billing-01" in screen_text(app)
+        assert screen.index == 2
+        await pilot.press("left_square_bracket")
+        await wait_ready(app, pilot)
+        assert screen.index == 1 and "ragtui · Case refund-08" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is before
+
+
+async def test_tab_switches_the_side_of_claims_and_chunks(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = CaseScreen(
+            ids["small-generator"], LIST, 0, other_run_id=ids["baseline"], metric="faithfulness"
+        )
+        await open_case(app, pilot, screen)
+        assert "Claims of B · faithfulness" in screen_text(app)
+        await pilot.press("tab")
+        await wait_ready(app, pilot)
+        text = screen_text(app)
+        assert screen.side == "A"
+        assert "Claims of A · faithfulness" in text and "Chunks of A · baseline" in text
+        assert "✓ SUPPORTED The refund rule applies to case 7" in text
+        assert "UNSUPPORTED" not in text
+        await pilot.press("tab")
+        await wait_ready(app, pilot)
+        assert screen.side == "B" and "✗ UNSUPPORTED" in screen_text(app)
+
+
+async def test_metric_key_and_errors_shown(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    errored = case_ids()[5]  # the fixture errors context_precision on every 13th case from 5
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = CaseScreen(ids["small-generator"], [errored], 0, other_run_id=ids["baseline"])
+        await open_case(app, pilot, screen)
+        assert screen.metric == "answer_relevance"  # the first metric, by name
+        await pilot.press("m")
+        await wait_ready(app, pilot)
+        assert screen.metric == "context_precision"
+        text = screen_text(app)
+        assert "context_precision A" in text and "→ B error" in text
+        assert "error: judge reply was not valid JSON" in text
+
+
+async def test_case_readable_at_80x24(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = CaseScreen(
+            ids["small-generator"], LIST, 0, other_run_id=ids["baseline"], metric="faithfulness"
+        )
+        await open_case(app, pilot, screen)
+        text = screen_text(app)
+        assert "refund-07" in text and "1 / 3 in list" in text
+        assert "Question" in text and "UNSUPPORTED" in text
