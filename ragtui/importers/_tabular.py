@@ -12,6 +12,7 @@ import io
 import json
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,9 +78,9 @@ def _sniff_delimiter(text: str) -> str:
         if not records or len(records[0]) < 2:
             continue
         complete = records[:-1] if len(records) > 1 else records  # the last may be cut off
-        if all(len(r) == len(records[0]) for r in complete if any(c.strip() for c in r)):
-            if len(records[0]) > best_cols:
-                best, best_cols = delimiter, len(records[0])
+        consistent = all(len(r) == len(records[0]) for r in complete if any(c.strip() for c in r))
+        if consistent and len(records[0]) > best_cols:
+            best, best_cols = delimiter, len(records[0])
     if best:
         return best
     try:
@@ -274,7 +275,9 @@ def parse_list(value: Any) -> list[str] | None:
     if strings is not None:
         return strings
     try:
-        parsed = ast.literal_eval(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parsed = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
     return [str(v) for v in parsed] if isinstance(parsed, list | tuple) else None
@@ -285,6 +288,13 @@ def _string_literals(text: str) -> list[str] | None:
     # text holds anything else (numbers, nesting), which literal_eval then handles.
     items: list[str] = []
     depth = 0
+    with warnings.catch_warnings():
+        # a junk cell such as '\d' would print "invalid escape sequence" warnings: it is data
+        warnings.simplefilter("ignore")
+        return _collect_literals(text, items, depth)
+
+
+def _collect_literals(text: str, items: list[str], depth: int) -> list[str] | None:
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type == tokenize.STRING:

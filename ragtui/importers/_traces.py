@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,9 @@ def _node(node: ast.AST) -> Any:
 def _as_data(value: Any) -> Any:
     if isinstance(value, str):
         try:
-            return _from_repr(value)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # odd escapes in quoted text are data
+                return _from_repr(value)
         except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
             return {}
     return value

@@ -171,10 +171,6 @@ def _columns(
     return fields, metrics
 
 
-def _is_label(cell: Any) -> bool:
-    return isinstance(cell, str) and cell.strip().lower() in LABELS
-
-
 def _score(cell: Any) -> tuple[float, Any, str | None, tuple[float, float] | None] | None:
     """(value, raw, label, scale) for a score cell, or None when it is no score."""
     if isinstance(cell, str):

@@ -61,7 +61,13 @@ def test_each_file_fails_alone(tmp_path: Path) -> None:
     into = tmp_path / "runs"
     bad = tmp_path / "notes.txt"
     bad.write_text("not results\n")
-    result = _import(str(bad), str(RAGAS), str(DATA / "ragas" / "ragas_evaluationresult_repr.txt"), "--into", str(into))
+    result = _import(
+        str(bad),
+        str(RAGAS),
+        str(DATA / "ragas" / "ragas_evaluationresult_repr.txt"),
+        "--into",
+        str(into),
+    )
     assert result.exit_code != 0
     assert "unknown format; tried:" in result.stderr and "generic:" in result.stderr
     assert "to_pandas().to_csv" in result.stderr
@@ -72,8 +78,19 @@ def test_each_file_fails_alone(tmp_path: Path) -> None:
 def test_map_name_and_set(tmp_path: Path) -> None:
     into = tmp_path / "runs"
     result = _import(
-        str(HOMEGROWN), "--into", str(into), "--name", "nightly", "--set", "top_k=5",
-        "--set", "judge.model=qwen2.5:7b", "--map", "question=query", "answer=generated", "score:faith=judge_faith",
+        str(HOMEGROWN),
+        "--into",
+        str(into),
+        "--name",
+        "nightly",
+        "--set",
+        "top_k=5",
+        "--set",
+        "judge.model=qwen2.5:7b",
+        "--map",
+        "question=query",
+        "answer=generated",
+        "score:faith=judge_faith",
     )
     assert result.exit_code == 0, result.output
     [path] = into.glob("*.ragtui.jsonl")

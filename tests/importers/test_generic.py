@@ -11,8 +11,13 @@ from ragtui.importers import ImportFormatError, ImportOptions, detect, load_file
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "generic"
 MAP = {
-    "question": "query", "answer": "generated", "reference": "gold", "contexts": "retrieved",
-    "case_id": "qid", "score:faithfulness": "judge_faith", "score:correct": "judge_correct",
+    "question": "query",
+    "answer": "generated",
+    "reference": "gold",
+    "contexts": "retrieved",
+    "case_id": "qid",
+    "score:faithfulness": "judge_faith",
+    "score:correct": "judge_correct",
 }
 
 
@@ -22,8 +27,15 @@ def test_csv_with_map() -> None:
     assert [c.case_id for c in cases] == ["r1", "r2", "r3"]
     assert [c.scores["faithfulness"].value for c in cases[:2]] == [0.9, 0.4]
     assert cases[2].errors == {"faithfulness": "no score in the source file (empty cell)"}
-    assert [(c.scores["correct"].value, c.scores["correct"].label) for c in cases] == [(1.0, "PASS"), (0.0, "FAIL"), (0.0, "FAIL")]
-    assert [ch.text for ch in cases[0].contexts] == ["Late refunds need manager approval.", "Refunds are issued as credit."]
+    assert [(c.scores["correct"].value, c.scores["correct"].label) for c in cases] == [
+        (1.0, "PASS"),
+        (0.0, "FAIL"),
+        (0.0, "FAIL"),
+    ]
+    assert [ch.text for ch in cases[0].contexts] == [
+        "Late refunds need manager approval.",
+        "Refunds are issued as credit.",
+    ]
     assert cases[2].contexts == ()
     assert cases[0].reference == "A manager approves them." and cases[0].latency_ms == 812
     assert cases[0].metadata == {"tokens": "120"}  # unmapped columns are kept, not scored
@@ -42,7 +54,9 @@ def test_jsonl_by_common_names() -> None:
     assert first.case_id == stable_case_id("Who approves late refunds?")
     assert first.contexts[0].source == "refund_policy.md" and first.contexts[0].score == 0.83
     # 1-5 ratings are normalised: (4 - 1) / 4
-    assert first.scores["answer_relevance"].value == 0.75 and first.scores["answer_relevance"].raw == 4
+    assert (
+        first.scores["answer_relevance"].value == 0.75 and first.scores["answer_relevance"].raw == 4
+    )
     assert first.scores["answer_relevance"].scale == (1.0, 5.0)
     assert gift.scores["answer_relevance"].value == 0.0
     assert "faithfulness" in gift.errors
@@ -54,7 +68,9 @@ def test_markdown_report_table() -> None:
     [run_file] = load_file(path)
     assert [c.case_id for c in run_file.cases] == ["refund-01", "billing-02", "login-03", "gift-04"]
     faith = [c.scores["faithfulness"].value for c in run_file.cases if "faithfulness" in c.scores]
-    assert sum(faith) / len(faith) == 0.5  # the report's own line: "Mean faithfulness: 0.5 (3 scored, 1 judge error)"
+    assert (
+        sum(faith) / len(faith) == 0.5
+    )  # the report's own line: "Mean faithfulness: 0.5 (3 scored, 1 judge error)"
     assert sum("faithfulness" in c.errors for c in run_file.cases) == 1
     assert run_file.cases[1].scores["relevance"].value == 0.75
 
@@ -70,7 +86,11 @@ def test_percent_and_label_scores(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "mapping", "pattern"),
     [
-        ("question,answer,f\nq,a,0.5\n", {"question": "nope"}, r"--map question=nope: no such column"),
+        (
+            "question,answer,f\nq,a,0.5\n",
+            {"question": "nope"},
+            r"--map question=nope: no such column",
+        ),
         ("question,answer,f\nq,a,0.5\n", {"colour": "f"}, "unknown field"),
         ("query,f\nq,0.5\n", {}, "no answer column"),
         ("question,answer,f\nq,a,0.5\nq2,a2,lots\n", {"score:f": "f"}, r"row 3, column 'f'"),
@@ -94,5 +114,5 @@ def test_truncated_and_binary(tmp_path: Path) -> None:
         load_file(path, "generic")
     junk = tmp_path / "junk.csv"
     junk.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00" * 30)
-    with pytest.raises(ImportFormatError, match="binary|UTF-8"):
+    with pytest.raises(ImportFormatError, match=r"binary|UTF-8"):
         load_file(junk, "generic")

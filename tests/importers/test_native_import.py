@@ -13,7 +13,14 @@ from ragtui.importers import ImportFormatError, detect, load_file
 
 def _write(path: Path) -> Path:
     run = Run(id="base-1", name="baseline", created_at="2026-11-20T10:00:00Z", config={"top_k": 3})
-    cases = [Case(case_id="c1", question="q", answer="a", scores={"faithfulness": Score(value=0.5, raw="PARTIAL")})]
+    cases = [
+        Case(
+            case_id="c1",
+            question="q",
+            answer="a",
+            scores={"faithfulness": Score(value=0.5, raw="PARTIAL")},
+        )
+    ]
     return write_run_file(path, run, cases)
 
 
@@ -27,5 +34,7 @@ def test_native_is_detected_and_loaded(tmp_path: Path) -> None:
 def test_broken_native_names_line_and_field(tmp_path: Path) -> None:
     path = _write(tmp_path / "base.ragtui.jsonl")
     path.write_text(path.read_text().replace('"value": 0.5', '"value": 5'))
-    with pytest.raises(ImportFormatError, match=r"base\.ragtui\.jsonl:2: field 'scores\.faithfulness\.value'"):
+    with pytest.raises(
+        ImportFormatError, match=r"base\.ragtui\.jsonl:2: field 'scores\.faithfulness\.value'"
+    ):
         load_file(path)

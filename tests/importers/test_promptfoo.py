@@ -35,7 +35,10 @@ def test_v3_every_prompt_provider_pair_is_a_run() -> None:
     assert len({r.run.id for r in run_files}) == 4
     for prompt in summary["prompts"]:
         [run_file] = [
-            r for r in run_files if r.run.config["prompt"] == prompt["label"] and r.run.config["provider"].endswith(prompt["provider"].replace("gen-", "fake-gen-"))
+            r
+            for r in run_files
+            if r.run.config["prompt"] == prompt["label"]
+            and r.run.config["provider"].endswith(prompt["provider"].replace("gen-", "fake-gen-"))
         ]
         assert len(run_file.cases) == 4
         # promptfoo's own per-prompt sums and counts of each named score
@@ -77,7 +80,9 @@ def _score_table(run_files) -> dict[tuple[str, str, str], dict[str, float]]:
     for r in run_files:
         provider = r.run.config["provider"].split(":")[-1].replace("fake-", "")
         for c in r.cases:
-            out[(r.run.config["prompt"], provider, c.case_id)] = {m: s.value for m, s in c.scores.items()}
+            out[(r.run.config["prompt"], provider, c.case_id)] = {
+                m: s.value for m, s in c.scores.items()
+            }
     return out
 
 
@@ -99,25 +104,43 @@ def test_v2_results() -> None:
     assert len(run_files) == 4 and all(len(r.cases) == 4 for r in run_files)
     # per-run means over the scored cases, straight from the results list
     for r in run_files:
-        results = [x for x in raw["results"] if x["provider"]["id"] == r.run.config["provider"] and (x["prompt"]["display"].startswith(r.run.config["prompt"].rstrip("…").split(" Context")[0][:30]))]
+        results = [
+            x
+            for x in raw["results"]
+            if x["provider"]["id"] == r.run.config["provider"]
+            and (
+                x["prompt"]["display"].startswith(
+                    r.run.config["prompt"].rstrip("…").split(" Context")[0][:30]
+                )
+            )
+        ]
         scored = [x for x in results if x.get("response") and x["response"].get("output")]
         assert len(scored) == 3
         expected = statistics.fmean(x["namedScores"]["faithfulness"] for x in scored)
-        got = statistics.fmean(c.scores["faithfulness"].value for c in r.cases if "faithfulness" in c.scores)
+        got = statistics.fmean(
+            c.scores["faithfulness"].value for c in r.cases if "faithfulness" in c.scores
+        )
         assert got == pytest.approx(expected)
         assert sum(1 for c in r.cases if c.errors) == 1
 
 
 def test_map_overrides_the_var_names() -> None:
-    [first, *_] = load_file(V3, None, ImportOptions(mapping={"question": "context", "reference": "query"}))
+    [first, *_] = load_file(
+        V3, None, ImportOptions(mapping={"question": "context", "reference": "query"})
+    )
     assert first.cases[0].question.startswith("Refunds requested more than 30 days")
     assert first.cases[0].reference == QUERIES[0]
 
 
 def test_name_and_set(tmp_path: Path) -> None:
-    run_files = load_file(V3, None, ImportOptions(name="nightly", overrides={"top_k": "3", "judge.model": "gpt-x"}))
+    run_files = load_file(
+        V3, None, ImportOptions(name="nightly", overrides={"top_k": "3", "judge.model": "gpt-x"})
+    )
     assert {r.run.name for r in run_files} == {
-        "nightly [terse · gen-small]", "nightly [strict · gen-small]", "nightly [terse · gen-large]", "nightly [strict · gen-large]",
+        "nightly [terse · gen-small]",
+        "nightly [strict · gen-small]",
+        "nightly [terse · gen-large]",
+        "nightly [strict · gen-large]",
     }
     assert all(r.run.config["top_k"] == 3 and r.run.judge.model == "gpt-x" for r in run_files)
 
@@ -127,8 +150,14 @@ def test_name_and_set(tmp_path: Path) -> None:
     [
         ("TRUNCATED", r"not valid JSON|expected one JSON result per line"),
         ('{"results": {"version": 3, "results": "none"}}', "results.results to be a list"),
-        ('{"results": {"version": 3, "results": [{"namedScores": "high", "vars": {}}]}}', "namedScores: expected an object"),
-        ('{"results": {"version": 3, "results": [{"namedScores": {"f": "x"}, "vars": {}}]}}', r"namedScores\.f: expected a number"),
+        (
+            '{"results": {"version": 3, "results": [{"namedScores": "high", "vars": {}}]}}',
+            "namedScores: expected an object",
+        ),
+        (
+            '{"results": {"version": 3, "results": [{"namedScores": {"f": "x"}, "vars": {}}]}}',
+            r"namedScores\.f: expected a number",
+        ),
         ('{"results": {"version": 3, "results": []}}', "no results"),
         ("", "empty"),
         ("BINARY", "binary|UTF-8"),

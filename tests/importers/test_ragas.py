@@ -72,7 +72,7 @@ def test_v01_numpy_repr_contexts_and_float_artefacts() -> None:
     for metric, mean in _means(run_file).items():
         assert mean == pytest.approx(expected["means"][metric], abs=1e-9)
     first = run_file.cases[0]
-    assert [c.text for c in first.contexts][0] == REFUND_CHUNK
+    assert first.contexts[0].text == REFUND_CHUNK
     assert len(first.contexts) == 2 and [c.rank for c in first.contexts] == [1, 2]
     assert first.reference == "A manager approves them, and they are issued as account credit."
     precision = first.scores["context_precision"]
@@ -81,7 +81,10 @@ def test_v01_numpy_repr_contexts_and_float_artefacts() -> None:
 
 
 def test_case_ids_are_stable_across_versions_and_formats() -> None:
-    ids = {name: [c.case_id for c in load_file(DATA / name)[0].cases] for name in [*V04, "ragas_v01_refunds.csv"]}
+    ids = {
+        name: [c.case_id for c in load_file(DATA / name)[0].cases]
+        for name in [*V04, "ragas_v01_refunds.csv"]
+    }
     assert len({tuple(v) for v in ids.values()}) == 1
 
 
@@ -108,9 +111,13 @@ def test_value_clamped_raw_kept(tmp_path: Path) -> None:
     assert cases[1].scores["faithfulness"].value == 0.0
 
 
-@pytest.mark.parametrize("traces", ["ragas_v04_refunds_traces.json", "ragas_v04_refunds_str.traces.json"])
+@pytest.mark.parametrize(
+    "traces", ["ragas_v04_refunds_traces.json", "ragas_v04_refunds_str.traces.json"]
+)
 def test_traces_become_claims(traces: str) -> None:
-    [run_file] = load_file(DATA / "ragas_v04_refunds.csv", None, ImportOptions(traces=str(DATA / traces)))
+    [run_file] = load_file(
+        DATA / "ragas_v04_refunds.csv", None, ImportOptions(traces=str(DATA / traces))
+    )
     password = run_file.cases[2]
     assert [(c.text, c.verdict) for c in password.claims] == [
         ("Reset it from the login page.", "SUPPORTED"),
@@ -133,7 +140,11 @@ def test_sibling_traces_picked_up_only_when_they_line_up(tmp_path: Path) -> None
     (tmp_path / "results_traces.json").write_text(json.dumps(short))
     assert all(not c.claims for c in load_file(tmp_path / "results.csv")[0].cases)
     with pytest.raises(ImportFormatError, match="2 entries, but the results have 5 cases"):
-        load_file(tmp_path / "results.csv", None, ImportOptions(traces=str(tmp_path / "results_traces.json")))
+        load_file(
+            tmp_path / "results.csv",
+            None,
+            ImportOptions(traces=str(tmp_path / "results_traces.json")),
+        )
 
 
 def test_printed_evaluation_result_is_rejected_with_advice(tmp_path: Path) -> None:
@@ -158,11 +169,17 @@ def _malformed(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     cases = {
         "truncated": (good[: len(good) // 2], r"row \d+|not valid CSV"),
         "wrong_columns": ("a,b,c\n1,2,3\n", "expected RAGAS columns"),
-        "wrong_types": ("user_input,response,faithfulness\nq1,a1,0.5\nq2,a2,high\n", r"row 3, column 'faithfulness'.*'high'"),
+        "wrong_types": (
+            "user_input,response,faithfulness\nq1,a1,0.5\nq2,a2,high\n",
+            r"row 3, column 'faithfulness'.*'high'",
+        ),
         "out_of_range": ("user_input,response,faithfulness\nq1,a1,7.5\n", "expected scores in"),
         "empty": ("", "empty"),
         "header_only": ("user_input,response,faithfulness\n", "no rows"),
-        "no_question": ("user_input,response,faithfulness\n,a1,0.5\n", "expected the question text"),
+        "no_question": (
+            "user_input,response,faithfulness\n,a1,0.5\n",
+            "expected the question text",
+        ),
         "bad_json": ('[{"user_input": "q", "response": "a"', "not valid JSON"),
         "json_scalar": ("[1, 2, 3]", "expected a JSON list of records"),
     }
@@ -179,7 +196,18 @@ def _malformed(tmp_path: Path) -> dict[str, tuple[Path, str]]:
 
 @pytest.mark.parametrize(
     "case",
-    ["truncated", "wrong_columns", "wrong_types", "out_of_range", "empty", "header_only", "no_question", "bad_json", "json_scalar", "binary"],
+    [
+        "truncated",
+        "wrong_columns",
+        "wrong_types",
+        "out_of_range",
+        "empty",
+        "header_only",
+        "no_question",
+        "bad_json",
+        "json_scalar",
+        "binary",
+    ],
 )
 def test_malformed_files_give_one_clear_error(tmp_path: Path, case: str) -> None:
     path, pattern = _malformed(tmp_path)[case]

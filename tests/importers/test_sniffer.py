@@ -29,8 +29,11 @@ EXPECTED = {
 }
 # every stored fixture of every importer (DeepEval and Inspect included once they exist)
 FIXTURES = sorted(
-    p for p in DATA.glob("*/*")
-    if p.is_file() and p.suffix in {".csv", ".json", ".jsonl", ".md", ".eval", ".txt"} and p.stat().st_size < 200_000
+    p
+    for p in DATA.glob("*/*")
+    if p.is_file()
+    and p.suffix in {".csv", ".json", ".jsonl", ".md", ".eval", ".txt"}
+    and p.stat().st_size < 200_000
 )
 
 
@@ -60,7 +63,9 @@ def test_unknown_format_lists_every_format_and_why(tmp_path: Path) -> None:
         assert f"  {name}: " in message
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.binary(max_size=2048))
 def test_arbitrary_bytes_raise_only_ragtui_errors(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "x.json"
@@ -90,7 +95,9 @@ def _mutations() -> st.SearchStrategy:
     )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(mutation=_mutations())
 def test_mutated_fixtures_raise_only_ragtui_errors(tmp_path: Path, mutation: tuple) -> None:
     source, how, where, junk = mutation
