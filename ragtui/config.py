@@ -142,9 +142,12 @@ def _judge(name: str, value: Any, path: Path) -> JudgeConfig:
     where = f"judges.{name}"
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: {where}: expected a table [{where}], found {value!r}")
+    if "api_key" in value:  # a key in a file ends up in backups and repos
+        raise ConfigError(
+            f"{path}: {where}.api_key: keys do not go in the file; set api_key_env to the name "
+            "of an environment variable holding it"
+        )
     _only(value, _JUDGE_KEYS, path, where)
-    if "api_key" in value:  # caught by _only too; kept explicit because it matters
-        raise ConfigError(f"{path}: {where}.api_key: put the key in an environment variable")
     fields: dict[str, Any] = {"name": name, "source": str(path)}
     for key in ("provider", "url", "model"):
         item = value.get(key)

@@ -102,7 +102,7 @@ class FakeJudge:
 
     def start(self) -> FakeJudge:
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _Server(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -173,9 +173,18 @@ class FakeJudge:
         return self.default
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default 5 resets bursts of new connections
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return  # a client that hung up (a timeout test) is not a server failure
+
+
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeJudge
     protocol_version = "HTTP/1.1"  # keep-alive, like real servers
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms stall
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet test output
         return
@@ -283,3 +292,23 @@ def _vector(text: str) -> list[float]:
 def fake_judge() -> Iterator[FakeJudge]:
     with FakeJudge() as fake:
         yield fake
+
+
+def main() -> None:
+    """`python -m tests.fakejudge [--delay S] [--model M ...]`: serve until killed (benchmarks,
+    manual tries); prints the base URL on the first line."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--model", action="append", default=None)
+    parser.add_argument("--reply", default="YES")
+    args = parser.parse_args()
+    fake = FakeJudge(models=args.model or ["judge-1"], default=args.reply, delay=args.delay)
+    with fake:
+        print(fake.url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

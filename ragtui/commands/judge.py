@@ -19,6 +19,7 @@ import click
 
 from ragtui.config import Config, JudgeConfig, adhoc_judge, load_config
 from ragtui.core.errors import RagtuiError
+from ragtui.core.model import Run
 from ragtui.core.store import Store
 from ragtui.judge.client import JudgeClient
 from ragtui.judge.runner import BatchResult, Progress, judge_run, noise_reruns
@@ -298,7 +299,25 @@ def noise_command(
         for line in noise_lines(rerun_noise(store, group, names), config.margin):
             click.echo(line)
         if against:
-            _verdict(store, a_ref, against, names, config.margin)
+            b_ref = against
+            if not full:
+                b_ref = _like_for_like(store, against, judge, names, store.run(group[0]))
+            _verdict(store, a_ref, b_ref, names, config.margin)
+
+
+def _like_for_like(
+    store: Store, b_ref: str, judge: JudgeConfig, metrics: list[str], rerun: Run
+) -> str:
+    """B as graded by the noise judge: B itself when the same judge and prompts graded it,
+    else a re-judge of B (cached), so the verdict does not mix two judges' scales."""
+    b_id = store.resolve_run(b_ref)
+    b = store.run(b_id)
+    if (b.judge.model, b.judge.prompt_hash) == (rerun.judge.model, rerun.judge.prompt_hash):
+        return b_id
+    with _Bar(f"re-judging {b_id} with {judge.name}") as bar:
+        result = asyncio.run(judge_run(store, b_id, judge, metrics=metrics, progress=bar.update))
+    click.echo(f"B re-judged by {judge.name} for a like-for-like verdict: {result.summary()}")
+    return result.run_id
 
 
 def _same_judge_a(store: Store, parent_id: str, group: list[str]) -> str:

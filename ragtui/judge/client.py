@@ -24,6 +24,7 @@ from ragtui.core.errors import RagtuiError
 
 MAX_RETRY_AFTER = 120.0  # seconds; a server asking for longer is treated as down
 MAX_BACKOFF = 30.0
+MAX_CONNECT_RETRIES = 2
 
 
 class JudgeError(RagtuiError):
@@ -218,7 +219,10 @@ class JudgeClient:
                         raise error  # a 4xx is our request's fault: retrying cannot help
                     if status == 429:
                         wait = max(wait, _retry_after(response) or 0.0)
-                if last or wait > MAX_RETRY_AFTER:
+                # A refused connection gets at most MAX_CONNECT_RETRIES: a server that is
+                # starting up comes back fast, and one that is down should fail fast.
+                refused = isinstance(error, JudgeUnreachable) and attempt >= MAX_CONNECT_RETRIES
+                if last or refused or wait > MAX_RETRY_AFTER:
                     if attempts > 1:
                         raise type(error)(*_with_attempts(error, attempt + 1)) from None
                     raise error from None

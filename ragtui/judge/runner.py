@@ -101,7 +101,10 @@ class Grader:
         except NotGradable as exc:
             return Outcome(metric.name, error=str(exc))
         key, input_hash, options = self.cache_key(metric, messages)
-        reply = self.store.cache_get(key) if self.use_cache and self.store else None
+        # DuckDB calls run in a thread so the event loop keeps other requests moving.
+        reply = None
+        if self.use_cache and self.store is not None:
+            reply = await asyncio.to_thread(self.store.cache_get, key)
         if reply is not None:
             self.cached += 1
         else:
@@ -113,7 +116,8 @@ class Grader:
                 return Outcome(metric.name, error=str(exc))
             if self.use_cache and self.store is not None:
                 cfg = self.client.config
-                self.store.cache_put(
+                await asyncio.to_thread(
+                    self.store.cache_put,
                     key,
                     provider=cfg.provider,
                     url=self.client.base,
@@ -242,6 +246,7 @@ async def judge_run(
     appender = RunFileAppender(path, run)
     state = Progress(run_id=run.id, total=len(cases))
     samples: list[str] = []
+    write_lock = asyncio.Lock()
     try:
         todo = [c for c in cases if c.case_id not in appender.done]
         state.done = state.resumed = len(cases) - len(todo)
@@ -252,7 +257,7 @@ async def judge_run(
         async def worker() -> None:
             for case in pending:  # one shared iterator: each case goes to one worker
                 outcomes = await _all_or_none([grader.grade(m, case) for m in chosen])
-                appender.append(judged_case(case, outcomes))
+                await _append(appender, judged_case(case, outcomes), write_lock)
                 for o in outcomes:
                     if o.kind == "scored":
                         state.scored += 1
@@ -268,7 +273,8 @@ async def judge_run(
                 if progress:
                     progress(state)
 
-        workers = max(1, min(judge.concurrency, len(todo)))
+        # More workers than request slots, so a slot freed during a file append is refilled.
+        workers = max(1, min(2 * judge.concurrency, len(todo)))
         await _all_or_none([worker() for _ in range(workers)])
     finally:
         appender.close()
@@ -283,6 +289,25 @@ async def judge_run(
         error_samples=samples,
         seconds=asyncio.get_running_loop().time() - started,
     )
+
+
+async def rejudge_case(
+    store: Store,
+    run_ref: str,
+    case_id: str,
+    judge: JudgeConfig,
+    *,
+    metrics: Sequence[str] | None = None,
+    client: JudgeClient | None = None,
+) -> tuple[BatchResult, Case]:
+    """Re-judge one case (the TUI's `j`): it lands in the same re-judge run file a whole-run
+    re-judge with this judge would use, and comes back as the indexed Case."""
+    result = await judge_run(
+        store, run_ref, judge, metrics=metrics, case_ids=[case_id], client=client
+    )
+    case = store.case(result.run_id, case_id)
+    assert case is not None, "judge_run indexes the case it wrote"
+    return result, case
 
 
 async def noise_reruns(
@@ -318,6 +343,17 @@ async def noise_reruns(
                 )
             )
     return results
+
+
+async def _append(appender: RunFileAppender, case: Case, lock: asyncio.Lock) -> None:
+    """Append in a thread: the per-case fsync must not stall the requests in flight."""
+    async with lock:
+        task = asyncio.ensure_future(asyncio.to_thread(appender.append, case))
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await task  # let the line land whole before the file is closed
+            raise
 
 
 async def _all_or_none(coros: Sequence[Coroutine[Any, Any, T]]) -> list[T]:

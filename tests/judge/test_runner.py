@@ -15,7 +15,7 @@ from ragtui.core.store import Store
 from ragtui.judge.client import JudgeUnreachable
 from ragtui.judge.metrics import METRICS
 from ragtui.judge.prompts import combined_hash
-from ragtui.judge.runner import Progress, judge_run, noise_reruns
+from ragtui.judge.runner import Progress, judge_run, noise_reruns, rejudge_case
 from tests.fakejudge import FakeJudge, Fault
 
 
@@ -244,3 +244,12 @@ async def test_noise_reruns_bypass_the_cache_and_share_a_config_key(
     again = await noise_reruns(store, "base", cfg, times=2, metrics=["faithfulness"])
     assert len(fake_judge.chat_requests()) == 12  # already complete: nothing to do
     assert [r.progress.resumed for r in again] == [6, 6]
+
+
+async def test_rejudge_one_case_returns_it(store: Store, fake_judge: FakeJudge) -> None:
+    fake_judge.when("ANSWER-04", "PARTIAL")
+    result, case = await rejudge_case(
+        store, "base", "case-04", judge(fake_judge), metrics=["faithfulness"]
+    )
+    assert case.case_id == "case-04" and case.scores["faithfulness"].label == "PARTIAL"
+    assert result.progress.total == 1 and len(fake_judge.chat_requests()) == 1

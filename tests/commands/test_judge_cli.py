@@ -1,0 +1,302 @@
+"""`ragtui rejudge / judges / noise` end to end: real CLI, real index, real HTTP fake judge."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ragtui.cli import cli
+from ragtui.core.model import Case, Chunk, Run, Score
+from ragtui.core.runfile import read_run_file, write_run_file
+from tests.fakejudge import FakeJudge
+
+SECRET = "sk-live-TOPSECRET-0123456789abcdef"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def server() -> Iterator[FakeJudge]:
+    with FakeJudge(models=["judge-1"]) as fake:
+        yield fake
+
+
+def make_runs(folder: Path, n: int = 8) -> Path:
+    folder.mkdir(exist_ok=True)
+    for run_id, good in (("base", 1.0), ("cand", 0.5)):
+        run = Run(
+            id=run_id,
+            name=run_id,
+            created_at="2026-11-20T10:00:00Z",
+            config={"k": run_id},
+            judge=__import__("ragtui.core.model", fromlist=["JudgeInfo"]).JudgeInfo(),
+        )
+        cases = [
+            Case(
+                case_id=f"c{i:02d}",
+                question=f"Q{i}?",
+                answer=f"ANSWER-{i:02d} {run_id}",
+                contexts=(Chunk(id="k1", text=f"fact {i}"),),
+                scores={"faithfulness": Score(value=good if i % 2 else 1.0, label="YES")},
+            )
+            for i in range(n)
+        ]
+        write_run_file(folder / f"{run_id}.ragtui.jsonl", run, cases)
+    return folder
+
+
+def adhoc(fake: FakeJudge, *extra: str) -> list[str]:
+    return ["--provider", "ollama", "--url", fake.url, "--model", "judge-1", *extra]
+
+
+def invoke(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+def test_rejudge_adhoc(tmp_path: Path, server: FakeJudge) -> None:
+    runs = make_runs(tmp_path / "runs")
+    server.when("ANSWER-03", "NO")
+    result = invoke("rejudge", "base", str(runs), "--metric", "faithfulness", *adhoc(server))
+    assert result.exit_code == 0, result.output
+    assert "8 cases judged; 8 scored, 0 parse failures, 0 errors" in result.stdout
+    [path] = runs.glob("base--rejudge-*.ragtui.jsonl")
+    rf = read_run_file(path)
+    assert rf.run.kind == "rejudge" and rf.run.parent == "base"
+    assert {c.case_id: c.scores["faithfulness"].label for c in rf.cases}["c03"] == "NO"
+    again = invoke(
+        "rejudge", "base", str(runs), "--metric", "faithfulness", *adhoc(server), "--json"
+    )
+    summary = json.loads(again.stdout)
+    assert summary["resumed"] == 8 and summary["scored"] == 0 and len(server.chat_requests()) == 8
+
+
+def test_rejudge_selected_cases_and_garbage(tmp_path: Path, server: FakeJudge) -> None:
+    runs = make_runs(tmp_path / "runs")
+    server.default = "¯\\_(ツ)_/¯ [bold]not markup[/bold]"
+    result = invoke(
+        "rejudge",
+        "base",
+        str(runs),
+        "--case",
+        "c01",
+        "--case",
+        "c02",
+        "-m",
+        "faithfulness",
+        "-m",
+        "answer_relevance",
+        *adhoc(server),
+    )
+    assert result.exit_code == 0, result.output
+    assert "2 cases judged; 0 scored, 4 parse failures, 0 errors" in result.stdout
+
+
+def test_connection_refused_is_one_line_and_non_zero(tmp_path: Path) -> None:
+    runs = make_runs(tmp_path / "runs")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = invoke(
+        "rejudge",
+        "base",
+        str(runs),
+        "--provider",
+        "openai",
+        "--url",
+        f"http://127.0.0.1:{port}",
+        "--model",
+        "m",
+    )
+    assert result.exit_code != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "connection refused" in lines[0], result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_bad_judge_choice_is_one_line(tmp_path: Path, server: FakeJudge) -> None:
+    runs = make_runs(tmp_path / "runs")
+    result = invoke("rejudge", "base", str(runs), "--judge", "nope")
+    assert result.exit_code != 0 and "unknown judge 'nope'" in result.stderr
+    result = invoke("rejudge", "base", str(runs), "--provider", "ollama")
+    assert "missing --url, --model" in result.stderr
+
+
+def write_toml(folder: Path, fake: FakeJudge, extra: str = "") -> None:
+    (folder / "ragtui.toml").write_text(
+        f'[judges.local]\nprovider = "openai"\nurl = "{fake.url}/v1"\nmodel = "judge-1"\n'
+        f'api_key_env = "RAGTUI_TEST_SECRET"\nbackoff = 0.01\n'
+        f'[judges.gone]\nprovider = "ollama"\nurl = "http://127.0.0.1:9"\nmodel = "x"\n'
+        f"retries = 0\n{extra}",
+        encoding="utf-8",
+    )
+
+
+def test_api_key_never_written_or_logged(tmp_path: Path, server: FakeJudge) -> None:
+    runs = make_runs(tmp_path / "runs")
+    write_toml(runs, server)
+    server.required_key = SECRET
+    env = {"RAGTUI_TEST_SECRET": SECRET}
+    outputs = [
+        invoke("rejudge", "base", str(runs), "--judge", "local", "-m", "faithfulness", env=env),
+        invoke(
+            "noise",
+            "base",
+            str(runs),
+            "--judge",
+            "local",
+            "--times",
+            "2",
+            "-m",
+            "faithfulness",
+            env=env,
+        ),
+        invoke("judges", str(runs), env=env),
+    ]
+    server.required_key = "something-else"  # now every call is refused with 401
+    outputs.append(invoke("rejudge", "cand", str(runs), "--judge", "local", env=env))
+    assert [r.exit_code for r in outputs[:2]] == [0, 0], outputs[0].output + outputs[1].output
+    assert "HTTP 401" in outputs[3].stdout  # the refusal is reported...
+    assert all(r.headers.get("authorization") == f"Bearer {SECRET}" for r in server.chat_requests())
+    for r in outputs:  # ...but never with the key
+        assert SECRET not in r.output
+    files = [p for p in runs.rglob("*") if p.is_file()]
+    assert any(p.name == ".ragtui.duckdb" for p in files) and len(files) >= 6
+    for p in files:
+        assert SECRET.encode() not in p.read_bytes(), p
+
+
+def test_missing_key_env_is_a_clear_error(tmp_path: Path, server: FakeJudge) -> None:
+    runs = make_runs(tmp_path / "runs")
+    write_toml(runs, server)
+    result = invoke(
+        "rejudge", "base", str(runs), "--judge", "local", env={"RAGTUI_TEST_SECRET": ""}
+    )
+    assert result.exit_code != 0
+    assert "judges.local.api_key_env names $RAGTUI_TEST_SECRET, which is not set" in result.stderr
+
+
+def test_judges_lists_and_checks(tmp_path: Path, server: FakeJudge) -> None:
+    runs = make_runs(tmp_path / "runs")
+    write_toml(runs, server)
+    result = invoke("judges", str(runs), env={"RAGTUI_TEST_SECRET": SECRET})
+    assert result.exit_code == 1
+    assert re.search(r"local: openai judge-1 at .* key \$RAGTUI_TEST_SECRET — ok", result.stdout)
+    assert re.search(r"gone: ollama x at .* — FAILED: .*connection refused", result.stdout)
+    assert "1 of 2 judges not usable" in result.stderr
+    assert [r.path for r in server.log()] == ["/v1/models"]
+
+
+def test_noise_prints_floor_and_verdict(tmp_path: Path, server: FakeJudge) -> None:
+    runs = make_runs(tmp_path / "runs", n=12)
+    flip = {"n": 0}
+
+    def noisy(request):  # every third call disagrees: reruns differ
+        flip["n"] += 1
+        return "NO" if flip["n"] % 3 == 0 else "YES"
+
+    server.responder = noisy
+    result = invoke(
+        "noise",
+        "base",
+        str(runs),
+        *adhoc(server),
+        "--times",
+        "3",
+        "-m",
+        "faithfulness",
+        "--against",
+        "cand",
+    )
+    assert result.exit_code == 0, result.output
+    assert len(server.chat_requests()) == 36 + 12  # 3 reruns + candidate... see below
+    assert re.search(r"faithfulness: reruns [\d. /]+ · noise floor ±\d+\.\d points", result.stdout)
+    assert "vs  B" in result.stdout and "faithfulness" in result.stdout
+
+
+def test_noise_full_runs_the_pipeline(tmp_path: Path) -> None:
+    runs = make_runs(tmp_path / "runs")
+    script = tmp_path / "pipeline.py"
+    script.write_text(
+        "import json, sys, pathlib\n"
+        "config, out, run_id = sys.argv[1:4]\n"
+        "cfg = json.load(open(config))\n"
+        "print('pipeline running', run_id, cfg)\n"
+        "header = {'ragtui_run': 1, 'id': 'ignored', 'name': 'x', "
+        "'created_at': '2026-11-21T00:00:00Z', 'config': cfg}\n"
+        "rows = [{'case_id': f'c{i:02d}', 'question': 'q', 'answer': 'a', 'scores': "
+        "{'faithfulness': {'value': float(i % 2)}}} for i in range(8)]\n"
+        "p = pathlib.Path(out) / 'result.ragtui.jsonl'\n"
+        "p.write_text('\\n'.join(json.dumps(x) for x in [header, *rows]) + '\\n')\n",
+        encoding="utf-8",
+    )
+    (runs / "ragtui.toml").write_text(
+        f'[rerun]\ncommand = "{sys.executable} {script} {{config}} {{out}} {{run_id}}"\n',
+        encoding="utf-8",
+    )
+    result = invoke("noise", "base", str(runs), "--full", "--times", "2")
+    assert result.exit_code == 0, result.output
+    assert "| pipeline running base--full-" in result.stderr
+    assert "faithfulness: reruns" in result.stdout
+    made = sorted(runs.glob("base--full-*.ragtui.jsonl"))
+    assert len(made) == 2
+    headers = [read_run_file(p).run for p in made]
+    base = read_run_file(runs / "base.ragtui.jsonl").run
+    assert {h.kind for h in headers} == {"rerun"} and {h.parent for h in headers} == {"base"}
+    assert {h.config_key for h in headers} == {base.config_key}
+
+
+def test_kill_9_mid_batch_then_resume(tmp_path: Path, server: FakeJudge) -> None:
+    runs = make_runs(tmp_path / "runs", n=40)
+    server.delay = 0.05
+    command = [
+        sys.executable,
+        "-m",
+        "ragtui",
+        "rejudge",
+        "base",
+        str(runs),
+        "-m",
+        "faithfulness",
+        *adhoc(server, "--concurrency", "2"),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 30
+    written: list[str] = []
+    while time.monotonic() < deadline:
+        files = list(runs.glob("base--rejudge-*.ragtui.jsonl"))
+        if files and len(files[0].read_text().splitlines()) > 8:
+            break
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    [path] = runs.glob("base--rejudge-*.ragtui.jsonl")
+    written = [
+        json.loads(line)["case_id"]
+        for line in path.read_text().splitlines()[1:]
+        if line.endswith("}")
+    ]
+    assert 8 <= len(written) < 40  # killed mid-batch
+    first_batch = len(server.chat_requests())
+    resumed = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert resumed.returncode == 0, resumed.stderr
+    second = [
+        re.search(r"ANSWER-(\d\d)", r.prompt).group(1) for r in server.chat_requests()[first_batch:]
+    ]
+    assert not {f"c{n}" for n in second} & set(written)  # nothing finished was judged again
+    assert len(second) == len(set(second)) == 40 - len(written)
+    final = read_run_file(path)
+    assert sorted(c.case_id for c in final.cases) == [f"c{i:02d}" for i in range(40)]
+    assert f"({len(written)} already done)" in resumed.stdout
