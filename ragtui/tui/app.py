@@ -36,6 +36,7 @@ class RagtuiApp(App[None]):
         self.folder = Path(folder)
         self.notice = notice
         self.store: Store | None = None
+        self.store_error: str | None = None  # why the folder could not be opened
         self.margin = DEFAULT_MARGIN
         self.runs_screen = RunsScreen(self.folder)
 
@@ -81,6 +82,7 @@ class RagtuiApp(App[None]):
         self.runs_screen.store_ready(message.store)
 
     def on_store_failed(self, message: StoreFailed) -> None:
+        self.store_error = message.error
         self.notify(message.error, title="cannot open", severity="error", timeout=30, markup=False)
         self.runs_screen.store_failed(message.error)
 

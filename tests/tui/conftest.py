@@ -167,6 +167,14 @@ async def wait_ready(app: RagtuiApp, pilot) -> None:  # type: ignore[no-untyped-
     for _ in range(200):
         await pilot.pause()
         await app.workers.wait_for_complete()
-        if app.store is not None and not app.workers:
+        if (app.store is not None or app.store_error) and not app.workers:
             break
     await pilot.pause()
+
+
+def widget_text(widget) -> str:  # type: ignore[no-untyped-def]
+    """What a mounted widget shows on screen, as plain text lines."""
+    from textual.geometry import Region
+
+    lines = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
+    return "\n".join(line.text for line in lines)

@@ -193,7 +193,8 @@ class CaseListScreen(Screen[None]):
             id="cases",
         )
         await box.mount(grid)
-        if not isinstance(self.focused, Input):
+        box = self.query_one("#filter", Input)
+        if not (box.display and box.has_focus):
             grid.focus()
         self._status()
 

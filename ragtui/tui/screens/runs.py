@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import events, on, work
@@ -18,6 +18,9 @@ from ragtui.tui.widgets.run_table import RunRow, RunTable, group_rows
 
 if TYPE_CHECKING:
     from ragtui.tui.app import RagtuiApp
+
+
+DETAIL_FROM_HEIGHT = 30  # terminal rows from which the highlighted run's details show
 
 
 class TitleBar(Static):
@@ -78,6 +81,7 @@ class RunsScreen(Screen[None]):
         yield Input(placeholder="filter runs by name, id, config, judge…", id="filter")
         yield LoadingIndicator(id="loading")
         yield RunTable(id="runs")
+        yield Static(id="run-detail")
         yield Static(id="status")
         yield Footer()
 
@@ -92,12 +96,17 @@ class RunsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#filter").display = False
         self.table.display = False
+        self.query_one("#run-detail").display = False
         self._title()
         self._status("opening and indexing the runs folder…")
 
     def on_resize(self, event: events.Resize) -> None:
         self._title()
         self.query_one(Footer).compact = event.size.width < 120
+        # the detail panel only where the height leaves room for the table above it
+        self.query_one("#run-detail").display = (
+            self.loaded and event.size.height >= DETAIL_FROM_HEIGHT
+        )
         self._render_table()
 
     # ------------------------------------------------------------ loading
@@ -121,6 +130,7 @@ class RunsScreen(Screen[None]):
         self.marks = {k: v for k, v in self.marks.items() if k in known}
         self.query_one(LoadingIndicator).display = False
         self.table.display = True
+        self.query_one("#run-detail").display = self.size.height >= DETAIL_FROM_HEIGHT
         self._render_table()
         self.table.focus()
 
@@ -236,7 +246,47 @@ class RunsScreen(Screen[None]):
         self.needle = event.value.strip()
         self._render_table()
 
+    @on(RunTable.RowHighlighted, "#runs")
+    def _highlighted(self, event: RunTable.RowHighlighted) -> None:
+        run = next((r.run for r in self.rows if r.run["id"] == event.row_key.value), None)
+        detail = run_detail(run, self.metrics, self.folder) if run else ""
+        self.query_one("#run-detail", Static).update(detail)
+
     def on_click(self, event: events.Click) -> None:
         # a click highlights a row (DataTable does that); a double click opens it
         if event.chain == 2 and isinstance(event.widget, RunTable):
             self.action_open_run()
+
+
+def run_detail(run: dict[str, Any], metrics: list[str], folder: Path) -> Text:
+    """The highlighted run in full: ids, config, judge, dataset, file, per-metric counts."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+
+    def field(label: str, value: object, end: str = "\n") -> None:
+        out.append(f"{label} ", style="dim")
+        out.append(printable("—" if value in (None, "") else str(value)))
+        out.append(end)
+
+    field("run", run["id"], "   ")
+    field("name", run["name"], "   ")
+    field("kind", run["kind"], "   ")
+    field("created", run["created_at"], "   ")
+    field("parent", run["parent"])
+    field("config", run["config_key"], "   ")
+    config = ", ".join(f"{k}={v}" for k, v in sorted(run["config"].items()))
+    field("", config)
+    field("judge", run["judge"], "   ")
+    field("provider", run["judge_provider"], "   ")
+    field("prompt", run["judge_prompt_hash"], "   ")
+    field("dataset", " ".join(x for x in (run["dataset"], run["dataset_version"]) if x))
+    path = Path(run["file"])
+    field("file", path.relative_to(folder) if path.is_relative_to(folder) else path)
+    for m in metrics:
+        mean = run["means"].get(m)
+        errors = run["errors"].get(m, 0)
+        out.append(f"{printable(m)} ", style="bold")
+        out.append("—" if mean is None else f"{100 * mean:.1f}")
+        if errors:
+            out.append(f" ({errors} errors)", style="bold red")
+        out.append("   ")
+    return out

@@ -142,7 +142,7 @@ class RunTable(DataTable):
         return [str(key.value) for key in self.rows]
 
 
-LAYOUTS = ("wide", "medium", "compact")
+LAYOUTS = ("wide", "medium", "narrow", "compact")
 
 
 def _cells(
@@ -155,14 +155,16 @@ def _cells(
     """Column (key, header) pairs and the rows' cells for one layout.
 
     wide: everything, full metric names, 8-bar sparklines; medium: no judge, short names,
-    5 bars; compact (80 columns): date, run, N and the means.
+    5 bars; narrow: no kind or config either (the tree glyphs still group reruns);
+    compact (80 columns): date, run, N and the means.
     """
     wide, compact = layout == "wide", layout == "compact"
-    keys = ["mark", "date", "run", "kind", "config", "judge", "N"]
-    if not wide:
-        keys.remove("judge")
-    if compact:
-        keys = ["mark", "date", "run", "N"]
+    keys = {
+        "wide": ["mark", "date", "run", "kind", "config", "judge", "N"],
+        "medium": ["mark", "date", "run", "kind", "config", "N"],
+        "narrow": ["mark", "date", "run", "N"],
+        "compact": ["mark", "date", "run", "N"],
+    }[layout]
     headers = [
         (k, Text("" if k == "mark" else k, justify="right" if k == "N" else "left")) for k in keys
     ]

@@ -39,12 +39,14 @@ class TrendPlot(PlotextPlot):
                 for p in pts
             ]
             bottom = [100 * p.bottom for p in pts]  # type: ignore[operator]
-            plt.plot(x, y, color=color, marker="braille", label=_legend(one))
+            # no plotext legend: it hides the top-left points; the table below is the legend
+            plt.plot(x, y, color=color, marker="braille")
             plt.error(x, y, yerr=span, color=color)
             plt.plot(x, bottom, color=color, marker="dot")
             lows += [v - h / 2 for v, h in zip(y, span, strict=True)] + bottom
             highs += [v + h / 2 for v, h in zip(y, span, strict=True)]
         plt.ylim(max(0.0, min(lows) - 3), min(100.0, max(highs) + 3))
+        plt.xlim(-0.3, _days(stamps[-1], origin) + 0.3)  # keep end points off the frame
         ticks = _ticks(stamps)
         plt.xticks([_days(t, origin) for t in ticks], [t.strftime("%m-%d") for t in ticks])
         self.refresh()
@@ -59,10 +61,3 @@ def _ticks(stamps: list[datetime]) -> list[datetime]:
         return stamps
     step = (len(stamps) - 1) / (MAX_TICKS - 1)
     return [stamps[round(i * step)] for i in range(MAX_TICKS)]
-
-
-def _legend(series: TrendSeries) -> str:
-    # plotext prints legends as plain text; keep them short and free of control characters
-    text = "".join(ch if ch.isprintable() else "?" for ch in series.label)
-    key = "".join(ch if ch.isprintable() else "?" for ch in series.config_key)
-    return f"{text[:24]} · {key[:16]}"

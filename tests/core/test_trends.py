@@ -1,0 +1,74 @@
+"""Trend figures checked against scipy and hand-worked values."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ragtui.core.store import Store
+from ragtui.core.trends import metric_trends, point
+from tests.tui.conftest import write_history
+
+WHEN = datetime(2026, 11, 20, 10, 0)
+
+
+def test_point_matches_scipy_t_interval_and_hand_worked_bottom_decile() -> None:
+    values = np.array([1.0, 0.5, 0.0, 1.0, 1.0, 0.5, 1.0, 0.0, 1.0, 1.0, 0.75, 0.25])
+    p = point("r", "r", WHEN, values, errors=2)
+    low, high = stats.t.interval(0.95, len(values) - 1, loc=values.mean(), scale=stats.sem(values))
+    assert p.mean == pytest.approx(values.mean())
+    assert p.ci_low == pytest.approx(low) and p.ci_high == pytest.approx(high)
+    # 10% of 12 cases rounds up to 2: the two zeros
+    assert p.bottom == 0.0
+    assert (p.n, p.n_errors) == (12, 2)
+
+
+def test_point_of_one_or_no_values() -> None:
+    one = point("r", "r", WHEN, np.array([0.8]), errors=0)
+    assert one.mean == pytest.approx(0.8) and one.ci_low is None and one.bottom == pytest.approx(0.8)
+    none = point("r", "r", WHEN, np.array([]), errors=3)
+    assert none.mean is None and none.n_errors == 3
+
+
+def _json_values(path: Path, metric: str) -> tuple[list[float], int]:
+    values, errors = [], 0
+    with path.open(encoding="utf-8") as handle:
+        next(handle)  # header
+        for line in handle:
+            case = json.loads(line)
+            if metric in case.get("scores", {}):
+                values.append(case["scores"][metric]["value"])
+            elif metric in case.get("errors", {}):
+                errors += 1
+    return values, errors
+
+
+def test_metric_trends_groups_reruns_and_matches_the_files(tmp_path: Path) -> None:
+    folder = write_history(tmp_path / "runs")
+    with Store.open(folder) as store:
+        series = metric_trends(store, "context_recall")
+    assert [s.config_key for s in series] == ["cfg-base", "cfg-strict", "cfg-strict-rejudged"]
+    base = series[0]
+    assert [p.run_id for p in base.points] == ["baseline-1120", "baseline-1121", "baseline-1122"]
+    means = []
+    for p in base.points:
+        values, errors = _json_values(folder / f"{p.run_id}.ragtui.jsonl", "context_recall")
+        assert p.mean == pytest.approx(sum(values) / len(values))
+        assert p.n_errors == errors > 0
+        worst = sorted(values)[: math.ceil(0.1 * len(values))]
+        assert p.bottom == pytest.approx(sum(worst) / len(worst))
+        means.append(sum(values) / len(values))
+    assert base.spread == pytest.approx(max(means) - min(means))
+    assert series[2].spread is None  # a single run has no rerun spread
+
+
+def test_metric_trends_skips_runs_without_the_metric(tmp_path: Path) -> None:
+    folder = write_history(tmp_path / "runs")
+    with Store.open(folder) as store:
+        assert metric_trends(store, "no_such_metric") == []

@@ -1,0 +1,104 @@
+"""App shell: opening the folder, notices, Help, the command palette, literal run names."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+from textual.widgets import Static
+
+from ragtui.core.model import Run
+from ragtui.core.runfile import SUFFIX, write_run_file
+from ragtui.tui import app as app_module
+from ragtui.tui.screens.cases import CaseListScreen
+from ragtui.tui.screens.help import HelpScreen
+from ragtui.tui.screens.runs import RunsScreen
+from ragtui.tui.widgets.run_table import RunTable
+from tests.tui.conftest import JUDGE, history_cases, wait_ready, widget_text
+
+
+def messages(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [n.message for n in app._notifications]
+
+
+def test_run_app_has_the_cli_signature() -> None:
+    params = inspect.signature(app_module.run_app).parameters
+    assert list(params) == ["folder", "notice"] and params["notice"].default is None
+
+
+async def test_notice_and_skipped_files_are_shown(history, make_app) -> None:
+    (history / f"broken{SUFFIX}").write_text('{"ragtui_run": 1, "id": 5}\n', encoding="utf-8")
+    app = make_app(history, notice="no run files in ./runs: showing the demo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        shown = messages(app)
+        assert "no run files in ./runs: showing the demo" in shown
+        assert any("broken.ragtui.jsonl" in m for m in shown)
+        assert len(app.screen.query_one(RunTable).shown_runs()) == 6  # the others still load
+        assert app.margin == 0.05
+
+
+async def test_a_missing_folder_is_one_clear_error(tmp_path, make_app) -> None:
+    app = make_app(tmp_path / "nope")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        status = str(app.screen.query_one("#status", Static).render())
+        assert "nope" in status and "no such folder" in status
+        assert any("no such folder" in m for m in messages(app))
+
+
+async def test_help_lists_the_keys_of_every_screen(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = "\n".join(widget_text(s) for s in app.screen.query(".help-section"))
+        for needle in (
+            "Runs (home)",
+            "Mark the highlighted run as A",
+            "Compare run A with run B",
+            "Cases of a run",
+            "Filter cases by id",
+            "Trends",
+            "Show the previous metric",
+            "Compare A vs B",
+            "Case",
+            "ctrl+p",
+        ):
+            assert needle in text, needle
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_command_palette_runs_a_screen_action(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("down", "ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"highlighted run as B")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+        assert app.screen.marks == {"baseline-1121": "B"}
+
+
+async def test_run_names_and_ids_show_literally(tmp_path: Path, make_app) -> None:
+    name = "[bold red]evil[/] \x1b]8;;http://x\x1b\\link"
+    run = Run(id="r[1]", name=name, created_at="2026-11-30T00:00:00Z", config_key="[b]k", judge=JUDGE)
+    write_run_file(tmp_path / "runs" / f"evil{SUFFIX}", run, history_cases(3, 0.8, seed=1))
+    app = make_app(tmp_path / "runs")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        shown = str(table.get_cell("r[1]", "run"))
+        assert "[bold red]evil[/]" in shown and "\\x1b]8;;http://x\\x1b\\link" in shown
+        assert str(table.get_cell("r[1]", "config")) == "[b]k"
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, CaseListScreen)
+        title = str(app.screen.query_one("#title").render())
+        assert "[bold red]evil[/]" in title and "\x1b" not in title

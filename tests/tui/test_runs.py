@@ -1,0 +1,207 @@
+"""The Runs screen and a run's case list, driven through the real app."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual_fastdatatable import DataTable as FastTable
+
+from ragtui.core.model import Run
+from ragtui.core.runfile import SUFFIX, write_run_file
+from ragtui.tui.screens.cases import CaseListScreen
+from ragtui.tui.screens.runs import RunsScreen
+from ragtui.tui.widgets.run_table import RunTable
+from tests.tui.conftest import JUDGE, history_cases, wait_ready
+
+
+def file_means(folder: Path) -> dict[str, dict[str, float]]:
+    """run id -> metric -> mean of the scored values, read with plain json (not ragtui)."""
+    out: dict[str, dict[str, float]] = {}
+    for path in sorted(folder.glob(f"*{SUFFIX}")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        run_id = json.loads(lines[0])["id"]
+        values: dict[str, list[float]] = {}
+        for line in lines[1:]:
+            for metric, score in json.loads(line).get("scores", {}).items():
+                values.setdefault(metric, []).append(score["value"])
+        out[run_id] = {m: sum(v) / len(v) for m, v in values.items()}
+    return out
+
+
+def cell(table: RunTable, run_id: str, column: str) -> str:
+    return str(table.get_cell(run_id, column))
+
+
+async def test_runs_screen_lists_every_sample_run_with_its_means(sample_copy, make_app) -> None:
+    expected = file_means(sample_copy)
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, RunsScreen)
+        table = app.screen.query_one(RunTable)
+        assert sorted(table.shown_runs()) == sorted(expected)
+        for run_id, means in expected.items():
+            for metric, mean in means.items():
+                # the cell may start with a sparkline; the number is its last word
+                assert cell(table, run_id, f"m:{metric}").split()[-1] == f"{100 * mean:.1f}"
+        title = str(app.screen.query_one("#title").render())
+        assert "ragtui · Runs" in title and "sample_runs" in title
+
+
+async def test_reruns_are_grouped_with_a_count(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        assert table.shown_runs()[:3] == ["baseline-1120", "baseline-1121", "baseline-1122"]
+        assert cell(table, "baseline-1120", "run").startswith("┌ baseline ×3")
+        assert cell(table, "baseline-1121", "run").startswith("├ ")
+        assert cell(table, "baseline-1122", "run").startswith("└ ")
+        assert cell(table, "strict-rejudge", "run").startswith("─ ")
+        # wide layout: judge column and an 8-bar sparkline of the config's history so far
+        assert cell(table, "strict-rejudge", "judge") == "llama3.1:8b"
+        spark = cell(table, "baseline-1122", "m:faithfulness").split()[0]
+        assert len(spark) == 3 and set(spark) <= set("▁▂▃▄▅▆▇█")
+
+
+async def test_mark_a_and_b_then_compare(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        screen = app.screen
+        await pilot.press("a")
+        table = screen.query_one(RunTable)
+        assert cell(table, "baseline-1120", "mark") == "A"
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+        assert "mark B first" in [n.message for n in app._notifications][-1]
+        await pilot.press("down", "down", "down", "b")
+        assert cell(table, "strict-1124", "mark") == "B"
+        assert "A baseline-1120" in str(screen.query_one("#status").render())
+        await pilot.press("c")
+        await pilot.pause()
+        from ragtui.tui.screens.compare import CompareScreen
+
+        assert isinstance(app.screen, CompareScreen)
+        assert (app.screen.a_run_id, app.screen.b_run_id) == ("baseline-1120", "strict-1124")
+
+
+async def test_marking_a_run_b_moves_the_mark(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("a", "b")  # the same run: B replaces A on it
+        assert app.screen.marks == {"baseline-1120": "B"}
+        await pilot.press("c")
+        await pilot.pause()
+        assert "mark A first" in [n.message for n in app._notifications][-1]
+
+
+async def test_filter_narrows_rows_and_escape_clears(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        await pilot.press("slash", *"strict")
+        assert table.shown_runs() == ["strict-1124", "strict-1125", "strict-rejudge"]
+        app.screen.query_one("#filter").value = "llama3.1"  # the judge column matches too
+        await pilot.pause()
+        assert table.shown_runs() == ["strict-rejudge"]
+        await pilot.press("enter")  # leaves the filter box, keeps the filter
+        assert table.has_focus and table.shown_runs() == ["strict-rejudge"]
+        await pilot.press("escape")
+        assert len(table.shown_runs()) == 6
+
+
+async def test_click_highlights_a_row(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        await pilot.click(RunTable, offset=(20, 3))  # header is row 0: third run
+        await pilot.pause()
+        assert table.highlighted_run == "baseline-1122"
+        assert isinstance(app.screen, RunsScreen)  # one click only highlights
+
+
+async def test_compact_at_80x24_still_shows_every_mean(history, make_app) -> None:
+    expected = file_means(history)
+    app = make_app(history)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert screen.layout_name == "compact"
+        table = screen.query_one(RunTable)
+        assert table.virtual_size.width <= 80
+        for metric, mean in expected["strict-1125"].items():
+            assert cell(table, "strict-1125", f"m:{metric}") == f"{100 * mean:.1f}"
+
+
+async def test_enter_opens_the_case_list_and_enter_a_case(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("down", "enter")
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, CaseListScreen) and screen.run_id == "baseline-1121"
+        grid = screen.query_one("#cases", FastTable)
+        assert grid.row_count == 24
+        lines = (history / f"baseline-1121{SUFFIX}").read_text(encoding="utf-8").splitlines()
+        first = json.loads(lines[1])
+        columns = list(grid.backend.columns)
+        row = grid.get_row_at(0)
+        assert row[columns.index("case")] == first["case_id"]
+        faith = first["scores"]["faithfulness"]["value"]
+        assert row[columns.index("faithfulness")].strip() == f"{100 * faith:.1f}"
+        errored = json.loads(lines[4])  # case 3 has a context_recall error
+        assert grid.get_row_at(3)[columns.index("context_recall")] == "error"
+        assert errored["errors"]["context_recall"]
+        # untrusted text stays literal: markup characters kept, ESC made visible
+        question = grid.get_row_at(5)[columns.index("question")]
+        assert question.startswith("[bold red]x[/]") and "\\x1b[31m" in question
+        assert "\x1b" not in question
+
+        await pilot.press("slash", *"billing")
+        await pilot.pause()
+        grid = screen.query_one("#cases", FastTable)
+        assert grid.row_count == 4
+        assert screen.visible_case_ids() == ["billing-01", "billing-07", "billing-13", "billing-19"]
+        await pilot.press("enter", "down", "enter")
+        await pilot.pause()
+        from ragtui.tui.screens.case import CaseScreen
+
+        assert isinstance(app.screen, CaseScreen)
+        assert app.screen.case_ids == screen.visible_case_ids()
+        assert app.screen.index == 1
+
+
+async def test_escape_goes_back_to_runs(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, CaseListScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_a_20000_case_run_opens_its_case_list(tmp_path, make_app) -> None:
+    folder = tmp_path / "big"
+    run = Run(id="big", name="big", created_at="2026-11-30T00:00:00Z", config_key="cfg-big", judge=JUDGE)
+    write_run_file(folder / f"big{SUFFIX}", run, history_cases(20_000, 0.8, seed=7))
+    app = make_app(folder)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        grid = app.screen.query_one("#cases", FastTable)
+        assert grid.row_count == 20_000
+        assert grid.get_row_at(0)[1] == "refund-00"
+        assert grid.get_row_at(19_999)[0] == 20_000
+        await pilot.press("ctrl+end")  # jump to the last row: only visible rows are rendered
+        await pilot.pause()
+        assert grid.cursor_row == 19_999

@@ -1,0 +1,59 @@
+"""The Trends screen: a plot per metric, CI, rerun spread and worst-10% figures per config."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from textual.widgets import DataTable
+from textual_plotext import PlotextPlot
+
+from ragtui.core.runfile import SUFFIX
+from ragtui.tui.screens.runs import RunsScreen
+from ragtui.tui.screens.trends import TrendsScreen
+from tests.tui.conftest import wait_ready
+
+
+def run_values(path, metric: str) -> list[float]:
+    lines = path.read_text(encoding="utf-8").splitlines()[1:]
+    return [s[metric]["value"] for s in (json.loads(x)["scores"] for x in lines) if metric in s]
+
+
+async def test_trends_plots_each_metric_per_config(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("t")
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, TrendsScreen)
+        assert screen.query_one(PlotextPlot).is_mounted
+        title = str(screen.query_one("#title").render())
+        assert "Trends" in title and "answer_relevance" in title and "(1/3" in title
+        table = screen.query_one("#trend-table", DataTable)
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        assert [r[0].split()[1] for r in rows] == ["baseline", "strict-prompt", "strict-prompt"]
+        assert [r[1] for r in rows] == ["3", "2", "1"]
+        # latest baseline run, its rerun spread and its worst 10%, from the files with json
+        means = []
+        for run_id in ("baseline-1120", "baseline-1121", "baseline-1122"):
+            values = run_values(history / f"{run_id}{SUFFIX}", "answer_relevance")
+            means.append(sum(values) / len(values))
+        assert rows[0][2] == f"{100 * means[-1]:.1f}"
+        assert rows[0][4] == f"{100 * (max(means) - min(means)):.1f} pts"
+        worst = sorted(values)[: math.ceil(len(values) / 10)]
+        assert rows[0][5] == f"{100 * sum(worst) / len(worst):.1f}"
+        assert rows[2][4] == "—"  # one run: no spread
+
+        await pilot.press("m")
+        await wait_ready(app, pilot)
+        assert "context_recall" in str(screen.query_one("#title").render())
+        table = screen.query_one("#trend-table", DataTable)
+        assert str(table.get_row_at(0)[6]) == "9"  # 3 runs x 3 errored cases
+        await pilot.press("M", "M")
+        await wait_ready(app, pilot)
+        assert "faithfulness" in str(screen.query_one("#title").render())
+        plot = str(screen.query_one(PlotextPlot).render())
+        assert "faithfulness (points)" in plot and "11-20" in plot
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
