@@ -43,6 +43,7 @@ class DeepEvalImporter:
     description = (
         "DeepEval test runs (.deepeval/.latest_test_run.json, test_run_*.json, temp files)"
     )
+    priority = 10  # a specific format: asked before generic tables
 
     def __init__(self) -> None:
         self.last_notices: list[str] = []  # skipped parts, interrupted runs: for the caller to show

@@ -31,6 +31,7 @@ _JSON_HEAD = re.compile(rb'"(version|status|eval)"\s*:')
 class InspectImporter:
     name = "inspect"
     description = "Inspect AI logs (.eval archives and .json logs); one run per epoch"
+    priority = 10  # a specific format: asked before generic tables
 
     def __init__(self) -> None:
         # Notices from the last load (cancelled/error logs, rescaled metrics), for the caller
