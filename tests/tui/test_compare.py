@@ -196,3 +196,63 @@ async def test_readable_at_80x24(folder, make_app) -> None:
         text = "\n".join(lines)
         for word in ("regressed", "no meaningful change", "faithfulness: regressed", "refund-07"):
             assert word in text
+
+
+async def test_acceptance_flow_on_sample_runs(sample_copy, make_app) -> None:
+    """Runs → mark A (baseline) and B (the small generator) → c → verdicts → worst case →
+    its question, chunks and an UNSUPPORTED claim → ] → back to Compare → back to Runs."""
+    from ragtui.tui.screens.runs import RunsScreen
+    from ragtui.tui.widgets.run_table import RunTable
+
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        runs = app.screen
+        assert isinstance(runs, RunsScreen)
+        table = runs.query_one(RunTable)
+        shown = table.shown_runs()
+        all_runs = app.store.runs().to_pylist()
+        a = next(r["run_id"] for r in all_runs if r["name"] == "baseline")
+        b = next(r["run_id"] for r in all_runs if r["run_id"].startswith("small-gen"))
+        for run_id, key in ((a, "a"), (b, "b")):
+            table.move_cursor(row=shown.index(run_id))
+            await pilot.pause()
+            await pilot.press(key)
+        await pilot.press("c")
+        await wait_ready(app, pilot)
+        compare = app.screen
+        assert isinstance(compare, CompareScreen)
+        assert (compare.a_run_id, compare.b_run_id) == (a, b)
+        verdicts = {r[0]: r[1] for r in table_rows(compare.query_one(MetricTable))}
+        assert "regressed" in verdicts.values()
+        assert set(verdicts.values()) <= {
+            "improved",
+            "regressed",
+            "no meaningful change",
+            "inconclusive",
+            "no data",
+            "within noise",
+        }
+        cases = compare.query_one("#case-table", FastTable)
+        worst = compare.visible_ids[0]
+        cases.focus()
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        case = app.screen
+        assert isinstance(case, CaseScreen) and case.case_id == worst
+        text = screen_text(app)
+        question = app.store.case(b, worst).question
+        assert f"Question   {question[:60]}" in text
+        chunks = app.store.case(b, worst).contexts
+        assert chunks and f"{chunks[0].id}  #{chunks[0].rank}" in text
+        assert "✗ UNSUPPORTED" in text
+        await pilot.press("right_square_bracket")
+        await wait_ready(app, pilot)
+        assert case.case_id == compare.visible_ids[1]
+        assert f"ragtui · Case {compare.visible_ids[1]}" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is compare
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is runs

@@ -87,6 +87,7 @@ class CaseScreen(Screen):
         self.metric = metric
         self.side = "B" if other_run_id else ""  # whose claims and chunks are shown
         self.data: CaseData | None = None
+        self._focused_once = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="case-title", classes="screen-title", markup=False)
@@ -160,6 +161,9 @@ class CaseScreen(Screen):
         await self._show_evidence()
         self._show_scores()
         self._refresh_title()
+        if not self._focused_once:  # arrows walk the claims from the start
+            self._focused_once = True
+            self.query_one(ClaimsView).focus()
 
     def _sides(self) -> list[tuple[str, Run, Case | None, str]]:
         d = self.data
