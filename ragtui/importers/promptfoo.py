@@ -9,15 +9,13 @@ common var names, or `--map question=VAR contexts=VAR reference=VAR case_id=VAR`
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ragtui.core.model import Case, Chunk, JudgeInfo, RunFile, Score, stable_case_id
+from ragtui.core.model import Case, JudgeInfo, RunFile, Score
 from ragtui.importers._common import (
     as_number,
     build_run,
@@ -29,14 +27,12 @@ from ragtui.importers._common import (
     sha256_bytes,
     unique_case_ids,
 )
-from ragtui.importers._tabular import header_columns, parse_list
+from ragtui.importers._promptfoo_rows import GROUP, case_from_vars, csv_rows
+from ragtui.importers._promptfoo_rows import as_text as _text
+from ragtui.importers._tabular import header_columns
 from ragtui.importers.base import ImportOptions, Sniff, register
 
-QUESTION_VARS = ("query", "question", "input", "user_input", "prompt", "q")
-CONTEXT_VARS = ("context", "contexts", "retrieved_contexts", "documents", "chunks")
-REFERENCE_VARS = ("reference", "expected", "ground_truth", "expected_output", "ideal", "answer")
 _SIGNS = ('"gradingResult"', '"namedScores"', '"promptIdx"', '"evalId"', '"failureReason"')
-_GROUP = re.compile(r"^\[(.+?)\] (.*)$")
 
 
 class PromptfooImporter:
@@ -55,7 +51,7 @@ class PromptfooImporter:
                 return Sniff(True)
             return Sniff(False, "no promptfoo keys (results/gradingResult/namedScores/promptIdx)")
         columns = header_columns(head) or []
-        if any(_GROUP.match(c) for c in columns) and (
+        if any(GROUP.match(c) for c in columns) and (
             "Status" in columns or "Named Scores" in columns
         ):
             return Sniff(True)
@@ -70,7 +66,7 @@ class PromptfooImporter:
             results, meta = _json_results(path, text)
             rows = [_from_json(path, i, r, options) for i, r in enumerate(results)]
         else:
-            rows, meta = _csv_rows(path, text, options), {}
+            rows, meta = csv_rows(path, text, options), {}
         if not rows:
             raise fail(path, "no results in the file (an eval with no test cases?)")
         return _runs(path, sha256_bytes(data), rows, meta, options)
@@ -147,50 +143,6 @@ def _grader(config: Any) -> str | None:
     )
 
 
-def _pick(vars_: dict[str, Any], options: ImportOptions, field: str, names: tuple[str, ...]) -> Any:
-    if field in options.mapping:
-        return vars_.get(options.mapping[field])
-    for name in names:
-        if name in vars_:
-            return vars_[name]
-    return None
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _case_from_vars(
-    vars_: dict[str, Any], options: ImportOptions, fallback_question: str
-) -> dict[str, Any]:
-    question = _pick(vars_, options, "question", QUESTION_VARS)
-    contexts_value = _pick(vars_, options, "contexts", CONTEXT_VARS)
-    reference = _pick(vars_, options, "reference", REFERENCE_VARS)
-    case_id = _text(vars_.get(options.mapping["case_id"])) if "case_id" in options.mapping else ""
-    if not case_id:
-        # the question when the config names one; else all vars, so prompts share case ids
-        basis = (
-            _text(question)
-            if question is not None
-            else json.dumps(vars_, sort_keys=True, default=str)
-        )
-        case_id = stable_case_id(basis)
-    contexts: tuple[Chunk, ...] = ()
-    if contexts_value is not None:
-        items = parse_list(contexts_value) or [_text(contexts_value)]
-        contexts = tuple(
-            Chunk(id=f"c{n}", text=t, rank=n) for n, t in enumerate(items, start=1) if t
-        )
-    return {
-        "case_id": case_id,
-        "question": _text(question) if question is not None else fallback_question,
-        "reference": None if reference is None else _text(reference),
-        "contexts": contexts,
-    }
-
-
 def _label(value: Any, limit: int = 40) -> str:
     text = " ".join(_text(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -229,7 +181,7 @@ def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) ->
     scores: dict[str, Score] = {}
     if not errored:
         scores = _scores(path, i, r, grading)
-    row = _case_from_vars(vars_, options, _text(prompt.get("raw")))
+    row = case_from_vars(vars_, options, _text(prompt.get("raw")))
     latency = as_number(r.get("latencyMs"))
     test_case = r.get("testCase") if isinstance(r.get("testCase"), dict) else {}
     options_provider = (
@@ -334,71 +286,6 @@ def _scores(
 
 def _pass_label(passed: Any) -> str | None:
     return None if not isinstance(passed, bool) else ("PASS" if passed else "FAIL")
-
-
-def _csv_rows(path: Path, text: str, options: ImportOptions) -> list[dict[str, Any]]:
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = next(reader)
-        body = list(reader)
-    except (csv.Error, StopIteration) as exc:
-        raise fail(path, f"not valid CSV ({exc})") from None
-    starts = [i for i, c in enumerate(header) if _GROUP.match(c)]
-    if not starts:
-        raise fail(path, "expected promptfoo CSV columns '[provider] prompt', found none")
-    var_cols = [(i, c) for i, c in enumerate(header[: starts[0]]) if c != "Description"]
-    rows = []
-    for number, cells in enumerate(body, start=2):
-        if not any(c.strip() for c in cells):
-            continue
-        if len(cells) != len(header):
-            raise fail(
-                path, f"row {number}: expected {len(header)} cells, found {len(cells)} (truncated?)"
-            )
-        vars_ = {c: cells[i] for i, c in var_cols}
-        for g, start in enumerate(starts):
-            end = starts[g + 1] if g + 1 < len(starts) else len(header)
-            match = _GROUP.match(header[start])
-            assert match is not None
-            group = {header[k]: cells[k] for k in range(start + 1, end)}
-            status = group.get("Status", "")
-            scores: dict[str, Score] = {}
-            for col, cell in group.items():
-                if col.startswith("Metric: ") and cell.strip():
-                    value = as_number(cell)
-                    if value is None:
-                        raise fail(
-                            path,
-                            f"row {number}, column {col!r}: expected a number, found {cell[:40]!r}",
-                        )
-                    scores[col[len("Metric: ") :]] = Score(
-                        value=clamp01(value), raw=value, reason=group.get("Grader Reason") or None
-                    )
-            if not scores and status != "ERROR" and as_number(group.get("Score", "")) is not None:
-                scores["score"] = Score(
-                    value=clamp01(as_number(group["Score"]) or 0.0), raw=group["Score"]
-                )
-            row = _case_from_vars(vars_, options, "")
-            rows.append(
-                {
-                    **row,
-                    "part": (match.group(2), match.group(1)),
-                    "config": {"prompt": match.group(2), "provider": match.group(1)},
-                    "answer": cells[start],
-                    "scores": scores,
-                    "error": (
-                        group.get("Grader Reason") or "promptfoo reported an error for this test"
-                    )
-                    if status == "ERROR"
-                    else None,
-                    "latency_ms": None,
-                    "metadata": {"description": cells[header.index("Description")]}
-                    if "Description" in header[: starts[0]]
-                    else {},
-                    "grader": None,
-                }
-            )
-    return rows
 
 
 def _runs(
