@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Case, Claim, Score
 from ragtui.judge import parse
 from ragtui.judge.parse import ParseFailure
@@ -64,6 +65,7 @@ class Metric:
     json_reply: bool
     build: Callable[[Case], dict[str, str]] = field(repr=False)  # raises NotGradable
     grade: Callable[[Metric, Case, str], Outcome] = field(repr=False)  # raises ParseFailure
+    zero_on_parse_failure: bool = False  # label mode: an unreadable reply scores 0 (counted)
 
     def messages(self, case: Case) -> list[dict[str, str]]:
         return self.prompt.render(**self.build(case))
@@ -72,7 +74,7 @@ class Metric:
         try:
             return self.grade(self, case, reply)
         except ParseFailure as exc:
-            if self is FAITHFULNESS:  # label mode: 0 and a counted parse failure
+            if self.zero_on_parse_failure:
                 score = Score(
                     value=0.0,
                     label=None,
@@ -244,7 +246,9 @@ def _grade_recall(metric: Metric, case: Case, reply: str) -> Outcome:
     return Outcome(metric.name, score=score)
 
 
-FAITHFULNESS = Metric("faithfulness", FAITH_LABEL, False, _faith_inputs, _grade_label)
+FAITHFULNESS = Metric(
+    "faithfulness", FAITH_LABEL, False, _faith_inputs, _grade_label, zero_on_parse_failure=True
+)
 FAITHFULNESS_CLAIMS = Metric(
     "faithfulness_claims", FAITH_CLAIMS, True, _faith_inputs, _grade_claims
 )
@@ -272,8 +276,6 @@ DEFAULT_METRICS = ("faithfulness", "answer_relevance")
 
 
 def get_metrics(names: Sequence[str] | None) -> list[Metric]:
-    from ragtui.core.errors import RagtuiError
-
     chosen = list(names) if names else list(DEFAULT_METRICS)
     unknown = [n for n in chosen if n not in METRICS]
     if unknown:

@@ -192,3 +192,19 @@ async def test_models_and_check(fake_judge: FakeJudge) -> None:
                 f"judge x: model 'qwen' not offered by {fake_judge.url} "
                 "(has: judge-1, llama3.2:latest)"
             )
+
+
+async def test_api_key_not_in_debug_logs(
+    fake_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    secret = "sk-test-LOGGED-0987654321"
+    monkeypatch.setenv("RAGTUI_TEST_KEY", secret)
+    fake_judge.script(Reply("YES"), Fault(500), Reply("NO"))
+    caplog.set_level(logging.DEBUG)
+    async with JudgeClient(judge(fake_judge, "openai", api_key_env="RAGTUI_TEST_KEY")) as client:
+        await client.chat(MESSAGES)
+        await client.chat(MESSAGES)
+    assert len(caplog.records) > 0  # httpx/httpcore did log the requests...
+    assert secret not in caplog.text  # ...without the key

@@ -253,3 +253,18 @@ async def test_rejudge_one_case_returns_it(store: Store, fake_judge: FakeJudge) 
     )
     assert case.case_id == "case-04" and case.scores["faithfulness"].label == "PARTIAL"
     assert result.progress.total == 1 and len(fake_judge.chat_requests()) == 1
+
+
+async def test_slow_replies_beyond_the_timeout_are_counted_errors(
+    store: Store, fake_judge: FakeJudge
+) -> None:
+    from tests.fakejudge import Reply
+
+    fake_judge.when("ANSWER-01", Reply("YES", delay=0.6))
+    result = await judge_run(
+        store, "base", judge(fake_judge, timeout=0.2), metrics=["faithfulness"]
+    )
+    cases = {c.case_id: c for c in read_run_file(result.path).cases}
+    assert "no reply from" in cases["case-01"].errors["faithfulness"]
+    assert "faithfulness" not in cases["case-01"].scores
+    assert (result.progress.scored, result.progress.errors) == (5, 1)
