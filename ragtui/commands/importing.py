@@ -16,6 +16,7 @@ from ragtui.core.runfile import SUFFIX, write_run_file
 from ragtui.core.store import Store
 from ragtui.importers import REGISTRY, ImportFormatError, ImportOptions, detect, load_file
 from ragtui.importers._common import file_sha256
+from ragtui.importers.folder import foreign_files
 from ragtui.importers.generic import FIELDS
 
 DEFAULT_INTO = Path("runs")
@@ -47,6 +48,22 @@ def _split_args(args: tuple[str, ...]) -> tuple[list[Path], list[str]]:
         else:
             files.append(Path(arg))
     return files, extra
+
+
+def _expand_folders(paths: list[Path]) -> list[Path]:
+    # a folder stands for the foreign result files in it (as when ragtui opens a folder)
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = foreign_files(path)
+            if not found:
+                click.echo(
+                    f"notice: {path}: no result files (csv/json/jsonl/eval/md) in it", err=True
+                )
+            out.extend(found)
+        else:
+            out.append(path)
+    return out
 
 
 def _summary(run_file: RunFile) -> str:
@@ -110,7 +127,7 @@ def import_file(
 
 
 @click.command("import")
-@click.argument("files", nargs=-1, required=True)
+@click.argument("files", nargs=-1, required=True, metavar="FILE_OR_FOLDER...")
 @click.option(
     "--format",
     "fmt",
@@ -157,6 +174,7 @@ def import_command(
     paths, extra_maps = _split_args(files)
     if not paths:
         raise click.UsageError("no FILE given")
+    paths = _expand_folders(paths)
     options = ImportOptions(
         name=name,
         overrides=_pairs(sets, "--set"),

@@ -100,6 +100,16 @@ def test_map_name_and_set(tmp_path: Path) -> None:
     assert [set(c.scores) | set(c.errors) for c in run_file.cases] == [{"faith"}] * 3
 
 
+def test_import_a_folder(tmp_path: Path) -> None:
+    source = tmp_path / "results"
+    source.mkdir()
+    shutil.copy(RAGAS, source / "a.csv")
+    shutil.copy(PROMPTFOO, source / "b.json")
+    result = _import(str(source), "--into", str(tmp_path / "runs"))
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.strip().splitlines()) == 5
+
+
 def test_native_file_is_validated_and_copied(tmp_path: Path) -> None:
     first = tmp_path / "a"
     assert _import(str(RAGAS), "--into", str(first)).exit_code == 0

@@ -33,13 +33,9 @@ def test_v3_every_prompt_provider_pair_is_a_run() -> None:
     assert len(run_files) == len(summary["prompts"]) == 4
     assert len({r.run.config_key for r in run_files}) == 4
     assert len({r.run.id for r in run_files}) == 4
+    by_name = {r.run.name: r for r in run_files}
     for prompt in summary["prompts"]:
-        [run_file] = [
-            r
-            for r in run_files
-            if r.run.config["prompt"] == prompt["label"]
-            and r.run.config["provider"].endswith(prompt["provider"].replace("gen-", "fake-gen-"))
-        ]
+        run_file = by_name[f"refunds helpdesk [{prompt['label']} · {prompt['provider']}]"]
         assert len(run_file.cases) == 4
         # promptfoo's own per-prompt sums and counts of each named score
         for metric, total in prompt["metrics"]["namedScores"].items():
@@ -122,6 +118,14 @@ def test_v2_results() -> None:
         )
         assert got == pytest.approx(expected)
         assert sum(1 for c in r.cases if c.errors) == 1
+
+
+def test_v3_without_metadata_block(tmp_path: Path) -> None:
+    data = json.loads(V3.read_text())
+    del data["metadata"]
+    path = tmp_path / "out.json"
+    path.write_text(json.dumps(data))
+    assert _score_table(load_file(path)) == _score_table(load_file(V3))
 
 
 def test_map_overrides_the_var_names() -> None:

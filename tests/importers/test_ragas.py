@@ -80,6 +80,19 @@ def test_v01_numpy_repr_contexts_and_float_artefacts() -> None:
     assert set(run_file.cases[3].errors) == {"faithfulness"}
 
 
+def test_pandas_column_orient_json(tmp_path: Path) -> None:
+    # DataFrame.to_json() without orient= writes {column: {row: value}}
+    records = json.loads((DATA / "ragas_v04_refunds.json").read_text())
+    columns = {k: {str(i): r[k] for i, r in enumerate(records)} for k in records[0]}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(columns))
+    [run_file] = load_file(path)
+    [reference] = load_file(DATA / "ragas_v04_refunds.json")
+    assert [(c.case_id, dict(c.scores), dict(c.errors)) for c in run_file.cases] == [
+        (c.case_id, dict(c.scores), dict(c.errors)) for c in reference.cases
+    ]
+
+
 def test_case_ids_are_stable_across_versions_and_formats() -> None:
     ids = {
         name: [c.case_id for c in load_file(DATA / name)[0].cases]
