@@ -278,7 +278,7 @@ def compare_runs(
     siblings_a = [r for r in store.reruns(a_id) if r not in (a_id, b_id)]
     siblings_b = [r for r in store.reruns(b_id) if r not in (a_id, b_id, *siblings_a)]
     ids = [a_id, b_id, *siblings_a, *siblings_b]
-    grid = ScoreGrid(store.scores(ids, names), ids, names)
+    grid = ScoreGrid(store.scores(ids, names, ordered=False), ids, names)
     if run_a.config_key == run_b.config_key and grid.same(0, 1):
         warnings.append("B is identical to A on every score: a cached rerun, not a replicate")
     reruns_a = replicates(grid, [0] + [grid.runs[r] for r in siblings_a], ids, warnings)
