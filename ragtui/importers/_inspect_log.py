@@ -121,11 +121,9 @@ def _sample(
 def _member(path: Path, archive: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo) -> bytes:
     """A whole member, CRC-checked."""
     try:
-        if info.compress_type != _ZSTD:
+        if info.compress_type != _ZSTD or (zstandard is None and _ZIPFILE_ZSTD):
             return archive.read(info)
-        out = _zstd_decompressor().decompress(
-            _raw(data, info), max_output_size=max(info.file_size, 1)
-        )
+        out = _zstd_frames(_raw(data, info))
         if zlib.crc32(out) != info.CRC:
             raise zipfile.BadZipFile("CRC check failed")
         return out
@@ -135,16 +133,25 @@ def _member(path: Path, archive: zipfile.ZipFile, data: bytes, info: zipfile.Zip
         raise fail(path, f"{info.filename}: corrupt archive member ({exc})") from None
 
 
+_ZIPFILE_ZSTD = hasattr(zipfile, "ZIP_ZSTANDARD")  # Python >= 3.14 reads zstd members itself
 _LOCAL = threading.local()  # a decompressor must not be shared between threads
 
 
-def _zstd_decompressor() -> Any:
-    """One reused decompressor per thread (making one per member costs more than a member)."""
+def _zstd_frames(raw: memoryview) -> bytes:
+    """All zstd frames of a member (Inspect starts a new frame every 200 MiB)."""
     if zstandard is None:
         raise NotImplementedError("zstd-compressed; install the 'zstandard' package")
     if getattr(_LOCAL, "zstd", None) is None:
-        _LOCAL.zstd = zstandard.ZstdDecompressor()
-    return _LOCAL.zstd
+        _LOCAL.zstd = zstandard.ZstdDecompressor()  # reused: making one costs more than a member
+    parts = []
+    pending = bytes(raw)
+    while pending:
+        frame = _LOCAL.zstd.decompressobj()
+        parts.append(frame.decompress(pending))
+        if not frame.eof:
+            raise zipfile.BadZipFile("zstd frame is truncated")
+        pending = frame.unused_data
+    return b"".join(parts)
 
 
 def _raw(data: bytes, info: zipfile.ZipInfo) -> memoryview:

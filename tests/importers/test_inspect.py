@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from ragtui.core.runfile import read_run_file, write_run_file
-from ragtui.importers import detect
+from ragtui.importers import _inspect_log, detect
 from ragtui.importers.base import ImportFormatError, ImportOptions
 from ragtui.importers.inspect import INSPECT
 
@@ -26,6 +26,13 @@ REFUNDS_JSON = DATA / "refunds.json"
 ERROR_EVAL = DATA / "refunds_error.eval"
 OLD_EVAL = DATA / "inspect_v0.3.43_model_graded_fact_input-task.eval"
 CANCELLED_JSON = DATA / "inspect_v0.3.95_match_popularity.json"
+
+# Inspect >= 0.3.1xx compresses .eval members with zstd, which needs the `zstandard` package
+# (a ragtui dependency) before Python 3.14. Tests on such logs say so when it is missing.
+HAS_ZSTD = _inspect_log.zstandard is not None or _inspect_log._ZIPFILE_ZSTD
+needs_zstd = pytest.mark.skipif(
+    not HAS_ZSTD, reason="zstandard not installed (a ragtui dependency)"
+)
 
 
 def load(path: Path) -> list[Any]:
@@ -49,7 +56,7 @@ def values(run_file: Any, metric: str) -> list[float]:
 
 
 def test_epochs_become_reruns_of_one_config() -> None:
-    runs = load(REFUNDS_EVAL)
+    runs = load(REFUNDS_JSON)
     assert [r.run.kind for r in runs] == ["eval", "rerun"]
     assert len({r.run.id for r in runs}) == 2
     assert runs[0].run.config_key == runs[1].run.config_key
@@ -65,17 +72,16 @@ def test_means_equal_inspects_recorded_metrics() -> None:
     log = json.loads(REFUNDS_JSON.read_text())
     expected = recorded(log)
     assert set(expected) == {"model_graded_fact", "includes", "overlap.words", "overlap.overlap"}
-    for path in (REFUNDS_EVAL, REFUNDS_JSON):
-        runs = load(path)
-        for metric, value in expected.items():
-            pooled = [v for r in runs for v in values(r, metric)]
-            assert len(pooled) == 8
-            assert statistics.mean(pooled) == pytest.approx(value)
+    runs = load(REFUNDS_JSON)
+    for metric, value in expected.items():
+        pooled = [v for r in runs for v in values(r, metric)]
+        assert len(pooled) == 8
+        assert statistics.mean(pooled) == pytest.approx(value)
 
 
 def test_per_sample_values_equal_inspects_reductions() -> None:
     log = json.loads(REFUNDS_JSON.read_text())
-    runs = load(REFUNDS_EVAL)
+    runs = load(REFUNDS_JSON)
     for reduction in log["reductions"]:
         scorer = reduction["scorer"]
         for sample in reduction["samples"]:
@@ -90,7 +96,7 @@ def test_per_sample_values_equal_inspects_reductions() -> None:
 
 
 def test_letter_grades_keep_raw_label_explanation_and_transcript() -> None:
-    epoch2 = load(REFUNDS_EVAL)[1]
+    epoch2 = load(REFUNDS_JSON)[1]
     case = next(c for c in epoch2.cases if c.case_id == "invoice-currency")
     graded = case.scores["model_graded_fact"]
     assert (graded.value, graded.raw, graded.label) == (0.5, "P", "P")
@@ -105,7 +111,7 @@ def test_letter_grades_keep_raw_label_explanation_and_transcript() -> None:
 
 
 def test_judge_model_config_and_dataset() -> None:
-    run = load(REFUNDS_EVAL)[0].run
+    run = load(REFUNDS_JSON)[0].run
     assert run.judge.model == "mockllm/model"  # the "grader" role
     assert run.judge.prompt_hash is not None
     assert run.config["task"] == "refunds" and run.config["task_version"] == "v3"
@@ -119,6 +125,7 @@ def test_judge_model_config_and_dataset() -> None:
     assert run.created_at.endswith("Z")
 
 
+@needs_zstd
 def test_eval_and_json_of_one_log_import_alike() -> None:
     from_eval, from_json = load(REFUNDS_EVAL), load(REFUNDS_JSON)
     for a, b in zip(from_eval, from_json, strict=True):
@@ -154,6 +161,7 @@ def test_public_cancelled_json_imports_what_it_has_with_a_notice() -> None:
     assert run.cases[0].metadata["nested"] == {"foo": "bar"}
 
 
+@needs_zstd
 def test_error_log_counts_failed_samples_as_errors() -> None:
     (run,) = load(ERROR_EVAL)
     assert any("'error'" in n and "retriever timed out" in n for n in INSPECT.last_notices)
@@ -172,6 +180,7 @@ def test_error_log_counts_failed_samples_as_errors() -> None:
     assert len(by_id["refund-late"].scores) == 4
 
 
+@needs_zstd
 def test_case_ids_are_stable_across_logs() -> None:
     ids = {
         tuple(c.case_id for c in r.cases) for path in (REFUNDS_EVAL, ERROR_EVAL) for r in load(path)
@@ -236,8 +245,45 @@ def test_nested_events_keys_and_attachments_are_read_correctly(tmp_path: Path) -
             assert case.metadata == {"source": "kb", "events": ["nested"]}
 
 
+def test_a_running_eval_with_only_its_journal_imports_with_a_notice(tmp_path: Path) -> None:
+    log = json.loads(REFUNDS_JSON.read_text())
+    start = {"version": log["version"], "eval": log["eval"], "plan": log["plan"]}
+    members = {"_journal/start.json": json.dumps(start).encode()}
+    for sample in log["samples"][:3]:
+        name = f"samples/{sample['id']}_epoch_{sample['epoch']}.json"
+        members[name] = json.dumps(sample, separators=(",", ":")).encode()
+    runs = load(_zip(tmp_path / "running.eval", members))
+    assert sum(len(r.cases) for r in runs) == 3
+    assert any("'started'" in n for n in INSPECT.last_notices)
+
+
+def test_missing_zstandard_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_inspect_log, "zstandard", None)
+    monkeypatch.setattr(_inspect_log, "_ZIPFILE_ZSTD", False)
+    with pytest.raises(
+        ImportFormatError, match=r"zstd-compressed; install the 'zstandard' package"
+    ):
+        load(REFUNDS_EVAL)
+
+
+@needs_zstd
+def test_zstd_members_of_several_frames() -> None:
+    import zstandard
+
+    first, second = b'{"a": 1, ' * 500, b'"b": 2}' * 500
+    frames = zstandard.ZstdCompressor().compress(first) + zstandard.ZstdCompressor().compress(
+        second
+    )
+    assert _inspect_log._zstd_frames(memoryview(frames)) == first + second
+    with pytest.raises(zipfile.BadZipFile, match="truncated"):
+        _inspect_log._zstd_frames(memoryview(frames[:-4]))
+
+
 def test_imported_runs_round_trip_through_native_files(tmp_path: Path) -> None:
-    for path in (REFUNDS_EVAL, OLD_EVAL, CANCELLED_JSON, ERROR_EVAL):
+    paths = [REFUNDS_JSON, OLD_EVAL, CANCELLED_JSON] + (
+        [REFUNDS_EVAL, ERROR_EVAL] if HAS_ZSTD else []
+    )
+    for path in paths:
         for run_file in load(path):
             out = write_run_file(
                 tmp_path / f"{run_file.run.id}.ragtui.jsonl", run_file.run, run_file.cases
@@ -280,11 +326,6 @@ def _bad_files(tmp: Path) -> list[tuple[Path, str]]:
         ("empty.eval", b"", "the file is empty"),
         ("truncated.eval", data[: len(data) // 2], "truncated or corrupt zip"),
         ("junk.eval", b"PK" + junk, "truncated or corrupt zip"),
-        (
-            "corrupt_member.eval",
-            bytes(corrupt),
-            "samples/refund-late_epoch_1.json: corrupt archive member",
-        ),
         ("truncated.json", text[: len(text) // 3].encode(), "invalid JSON"),
         ("junk.json", junk, "expected UTF-8 JSON"),
         ("list.json", b"[1, 2]", "expected a JSON object, found an array"),
@@ -302,6 +343,9 @@ def _bad_files(tmp: Path) -> list[tuple[Path, str]]:
         ("no_id.json", json.dumps(no_id).encode(), "samples[0]: field 'id'"),
         ("no_samples.json", json.dumps(dict(log, samples=[])).encode(), "holds no samples"),
     ]
+    if HAS_ZSTD:
+        where = "samples/refund-late_epoch_1.json: corrupt archive member"
+        cases.append(("corrupt_member.eval", bytes(corrupt), where))
     out = []
     for name, content, message in cases:
         (tmp / name).write_bytes(content)
