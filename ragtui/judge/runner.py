@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -239,19 +239,20 @@ async def judge_run(
         wanted = set(case_ids)
         cases = [c for c in cases if c.case_id in wanted]
     path = store.folder / (_slug(run.id) + SUFFIX)
+    appender = RunFileAppender(path, run)  # reopening an existing file resumes it
     own_client = client is None
     client = client or JudgeClient(judge)
     started = asyncio.get_running_loop().time()
     grader = Grader(client, store, use_cache=kind != "rerun")
-    appender = RunFileAppender(path, run)
     state = Progress(run_id=run.id, total=len(cases))
     samples: list[str] = []
+    seen_errors: set[str] = set()
     write_lock = asyncio.Lock()
     try:
         todo = [c for c in cases if c.case_id not in appender.done]
         state.done = state.resumed = len(cases) - len(todo)
         if progress:
-            progress(state)
+            progress(replace(state))
         pending = iter(todo)
 
         async def worker() -> None:
@@ -265,13 +266,14 @@ async def judge_run(
                         state.parse_failures += 1
                     else:
                         state.errors += 1
-                    if o.error and len(samples) < MAX_ERROR_SAMPLES and o.error not in samples:
+                    if o.error and len(samples) < MAX_ERROR_SAMPLES and o.error not in seen_errors:
+                        seen_errors.add(o.error)
                         samples.append(f"{case.case_id} {o.metric}: {o.error}")
                 state.done += 1
                 state.cached = grader.cached
                 state.case_id = case.case_id
                 if progress:
-                    progress(state)
+                    progress(replace(state))  # a snapshot: safe to hand to another thread
 
         # More workers than request slots, so a slot freed during a file append is refilled.
         workers = max(1, min(2 * judge.concurrency, len(todo)))

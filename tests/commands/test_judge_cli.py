@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from ragtui.cli import cli
-from ragtui.core.model import Case, Chunk, Run, Score
+from ragtui.core.model import Case, Chunk, JudgeInfo, Run, Score
 from ragtui.core.runfile import read_run_file, write_run_file
 from tests.fakejudge import FakeJudge
 
@@ -39,7 +39,7 @@ def make_runs(folder: Path, n: int = 8) -> Path:
             name=run_id,
             created_at="2026-11-20T10:00:00Z",
             config={"k": run_id},
-            judge=__import__("ragtui.core.model", fromlist=["JudgeInfo"]).JudgeInfo(),
+            judge=JudgeInfo(),
         )
         cases = [
             Case(
@@ -218,7 +218,9 @@ def test_noise_prints_floor_and_verdict(tmp_path: Path, server: FakeJudge) -> No
         "cand",
     )
     assert result.exit_code == 0, result.output
-    assert len(server.chat_requests()) == 36 + 12  # 3 reruns + candidate... see below
+    # 3 reruns of base, then cand re-judged by the same judge for a like-for-like verdict
+    assert len(server.chat_requests()) == 36 + 12
+    assert "B re-judged by ollama-judge-1" in result.stdout
     assert re.search(r"faithfulness: reruns [\d. /]+ · noise floor ±\d+\.\d points", result.stdout)
     assert "vs  B" in result.stdout and "faithfulness" in result.stdout
 
