@@ -51,7 +51,7 @@ def filter_cases(cases: pa.Table, f: CaseFilter) -> pa.Table:
     return cases.filter(mask)
 
 
-def display_table(rows: pa.Table) -> pa.Table:
+def display_table(rows: pa.Table, question_width: int = QUESTION_WIDTH) -> pa.Table:
     """What the case table shows: untrusted text made printable, values in points."""
     ids = rows["case_id"].to_pylist()
     a, b, d = (rows[c].to_pylist() for c in ("a", "b", "delta"))
@@ -60,7 +60,7 @@ def display_table(rows: pa.Table) -> pa.Table:
             "case": [printable(i) for i in ids],
             "A → B": [f"{short_pts(x)} → {short_pts(y)}" for x, y in zip(a, b, strict=True)],
             "Δ pts": [signed(x) for x in d],
-            "question": [excerpt(q, QUESTION_WIDTH) for q in rows["question"].to_pylist()],
+            "question": [excerpt(q, question_width) for q in rows["question"].to_pylist()],
         }
     )
 
@@ -144,11 +144,11 @@ class CompareScreen(Screen):
         self.app.call_from_thread(self._show, c, cases)
 
     @work(thread=True, exclusive=True, group="case-filter")
-    def refilter(self, f: CaseFilter) -> None:
+    def refilter(self, f: CaseFilter, question_width: int) -> None:
         if self.all_cases is None:
             return
         rows = filter_cases(self.all_cases, f)
-        shown = display_table(rows)
+        shown = display_table(rows, question_width)
         self.app.call_from_thread(self._show_cases, f, rows["case_id"].to_pylist(), shown)
 
     # ------------------------------------------------------------ updates (UI thread)
@@ -192,8 +192,11 @@ class CompareScreen(Screen):
 
     def _apply(self, f: CaseFilter) -> None:
         self.case_filter = f
-        self.query_one("#case-holder").loading = True
-        self.refilter(f)
+        holder = self.query_one("#case-holder")
+        holder.loading = True
+        # the question column takes what the id, value and delta columns leave
+        hist = 25 if self.has_class("-narrow") else 47 if self.has_class("-wide") else 33
+        self.refilter(f, max(QUESTION_WIDTH // 2, self.size.width - hist - 40))
 
     async def _show_cases(self, f: CaseFilter, ids: list[str], shown: pa.Table) -> None:
         async with self._swap:  # one table swap at a time: the new table reuses the id
