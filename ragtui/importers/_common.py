@@ -130,6 +130,19 @@ def _parse_override(value: str) -> Any:
         return value
 
 
+def unrecorded_config(path: Path, options: ImportOptions, **known: Any) -> dict[str, Any]:
+    """Config for a format that records none (RAGAS, generic tables).
+
+    Without `--set` the file's name goes in, so unrelated files never pass for reruns of one
+    config; with `--set` (e.g. `--set config=baseline`) the user says what the config is, and
+    files imported with the same settings group as reruns.
+    """
+    config = dict(known)
+    if not options.overrides:
+        config["source_file"] = file_stem(path)
+    return config
+
+
 def build_run(
     path: Path,
     sha: str,

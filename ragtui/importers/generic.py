@@ -23,6 +23,7 @@ from ragtui.importers._common import (
     read_bytes,
     sha256_bytes,
     unique_case_ids,
+    unrecorded_config,
 )
 from ragtui.importers._tabular import (
     Table,
@@ -119,7 +120,8 @@ class GenericImporter:
         fields, metrics = _columns(path, table, options)
         scales = _scales(table, metrics)
         cases = [_case(path, table, i, fields, metrics, scales) for i in range(len(table.rows))]
-        run = build_run(path, sha256_bytes(data), self.name, options, config={"format": table.kind})
+        config = unrecorded_config(path, options, format=table.kind)
+        run = build_run(path, sha256_bytes(data), self.name, options, config=config)
         return [RunFile(run=run, cases=tuple(unique_case_ids(cases)))]
 
 

@@ -28,6 +28,7 @@ from ragtui.importers._common import (
     read_bytes,
     sha256_bytes,
     unique_case_ids,
+    unrecorded_config,
 )
 from ragtui.importers._tabular import Table, header_columns, json_keys, parse_list, read_table
 from ragtui.importers.base import ImportOptions, Sniff, register
@@ -152,7 +153,13 @@ class RagasImporter:
             cases = [_with_claims(c, claims[i]) if i in claims else c for i, c in enumerate(cases)]
         sha = sha256_bytes(data)
         version = "0.2+" if cols is V02 else "0.1"
-        run = build_run(path, sha, self.name, options, config={"ragas_columns": version})
+        run = build_run(
+            path,
+            sha,
+            self.name,
+            options,
+            config=unrecorded_config(path, options, ragas_columns=version),
+        )
         return [RunFile(run=run, cases=tuple(cases))]
 
     def _case(

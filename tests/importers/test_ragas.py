@@ -115,6 +115,16 @@ def test_real_public_file() -> None:
     assert len(run_file.cases[0].contexts) >= 3
 
 
+def test_config_key_groups_only_what_the_user_groups(tmp_path: Path) -> None:
+    a, b = tmp_path / "baseline.csv", tmp_path / "strict.csv"
+    shutil.copy(DATA / "ragas_v04_refunds.csv", a)
+    shutil.copy(DATA / "ragas_v0.2plus_elasticsearch_ragas_evaluation.csv", b)
+    # nothing in a RAGAS file says which config produced it: unrelated files are not reruns
+    assert load_file(a)[0].run.config_key != load_file(b)[0].run.config_key
+    same = ImportOptions(overrides={"config": "baseline"})
+    assert load_file(a, None, same)[0].run.config_key == load_file(b, None, same)[0].run.config_key
+
+
 def test_value_clamped_raw_kept(tmp_path: Path) -> None:
     path = tmp_path / "r.csv"
     path.write_text("user_input,response,faithfulness\nq1,a1,1.0000000002\nq2,a2,-0.0000000001\n")
