@@ -38,3 +38,33 @@ def test_broken_native_names_line_and_field(tmp_path: Path) -> None:
         ImportFormatError, match=r"base\.ragtui\.jsonl:2: field 'scores\.faithfulness\.value'"
     ):
         load_file(path)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "pattern"),
+    [
+        (lambda text: text[: len(text) - 20], r":2: expected one JSON object per line"),
+        (lambda text: "", "empty"),
+        (
+            lambda text: text.replace('"ragtui_run": 1', '"ragtui_run": 7'),
+            r":1: field 'ragtui_run': expected format version 1",
+        ),
+        (
+            lambda text: text.replace('"case_id": "c1"', '"case_id": 5'),
+            r":2: field 'case_id': expected a string",
+        ),
+    ],
+)
+def test_malformed_native(tmp_path: Path, mutate, pattern: str) -> None:
+    path = _write(tmp_path / "base.ragtui.jsonl")
+    path.write_text(mutate(path.read_text()))
+    with pytest.raises(ImportFormatError, match=pattern) as info:
+        load_file(path, "native")
+    assert str(info.value).startswith(str(path))
+
+
+def test_binary_junk_as_native(tmp_path: Path) -> None:
+    path = tmp_path / "junk.ragtui.jsonl"
+    path.write_bytes(b'{"ragtui_run": 1, \xff\xfe\x00\x01}\n')
+    with pytest.raises(ImportFormatError, match=r"UTF-8|JSON"):
+        load_file(path, "native")
