@@ -96,7 +96,7 @@ class JudgeClient:
         return {"temperature": self.config.temperature}
 
     async def chat(self, messages: Sequence[Message], *, json_reply: bool = False) -> str:
-        """The assistant's reply text to `messages`."""
+        """The assistant's reply text. `json_reply` sets Ollama's format=json (OpenAI: prompt only)."""
         model = self.config.model
         if self.config.provider == "ollama":
             body: dict[str, Any] = {
@@ -109,9 +109,9 @@ class JudgeClient:
                 body["format"] = "json"
             data = await self._request("POST", self.base + "/api/chat", body)
             return _field(data, ("message", "content"), self.config, "/api/chat")
+        # No response_format here: servers disagree on it (LM Studio wants json_schema, older
+        # llama.cpp rejects it), and the prompts ask for JSON and the parser is tolerant.
         body = {"model": model, "messages": list(messages), "stream": False, **self._options()}
-        if json_reply:
-            body["response_format"] = {"type": "json_object"}
         url = self._openai("/chat/completions")
         data = await self._request("POST", url, body)
         return _field(data, ("choices", 0, "message", "content"), self.config, url)

@@ -149,7 +149,9 @@ def _grade_relevance(metric: Metric, case: Case, reply: str) -> Outcome:
 
 
 def _chunk_ids(case: Case, number: int | None) -> tuple[str, ...]:
-    return () if number is None else (case.contexts[number - 1].id,)
+    if number is None:
+        return ()
+    return (case.contexts[number - 1].id or str(number),)  # a source without ids: the rank
 
 
 def _grade_claims(metric: Metric, case: Case, reply: str) -> Outcome:

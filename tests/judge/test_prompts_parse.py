@@ -102,3 +102,10 @@ def test_chunk_number() -> None:
     for bad in [0, 4, "x", 1.5, True]:
         with pytest.raises(ParseFailure):
             chunk_number(bad, 3)
+
+
+def test_prompt_by_hash() -> None:
+    from ragtui.judge.prompts import prompt_by_hash
+
+    assert prompt_by_hash(FAITH_LABEL.hash) is FAITH_LABEL
+    assert prompt_by_hash("p-000000000000") is None and prompt_by_hash(None) is None

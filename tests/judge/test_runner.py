@@ -131,7 +131,7 @@ async def test_claim_mode_and_reference_errors(store: Store, fake_judge: FakeJud
     assert (result.progress.scored, result.progress.errors) == (9, 3)
     assert len(fake_judge.chat_requests()) == 9  # no call for cases without a reference
     bodies = [r.body for r in fake_judge.chat_requests()]
-    assert all(b["response_format"] == {"type": "json_object"} for b in bodies)
+    assert all("response_format" not in b and b["stream"] is False for b in bodies)
     assert rf.run.judge.prompt_hash == combined_hash(
         [METRICS["faithfulness_claims"].prompt, METRICS["context_recall"].prompt]
     )
