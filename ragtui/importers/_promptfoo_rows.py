@@ -24,6 +24,18 @@ REFERENCE_VARS = ("reference", "expected", "ground_truth", "expected_output", "i
 GROUP = re.compile(r"^\[(.+?)\] (.*)$")
 
 
+# reasons promptfoo gives when the model grader replied with no usable grade (it then scores 0)
+GRADER_FAILURES = re.compile(
+    r"could not extract json|produced malformed response|no output|"
+    r"error (calling|fetching|parsing)|api (response )?error",
+    re.IGNORECASE,
+)
+
+
+def grader_failed(reason: str | None, passed: Any) -> bool:
+    return passed is False and bool(reason) and bool(GRADER_FAILURES.search(reason or ""))
+
+
 def pick(vars_: dict[str, Any], options: ImportOptions, field: str, names: tuple[str, ...]) -> Any:
     if field in options.mapping:
         return vars_.get(options.mapping[field])
@@ -106,7 +118,19 @@ def csv_rows(path: Path, text: str, options: ImportOptions) -> list[dict[str, An
                     scores[col[len("Metric: ") :]] = Score(
                         value=clamp01(value), raw=value, reason=group.get("Grader Reason") or None
                     )
-            if not scores and status != "ERROR" and as_number(group.get("Score", "")) is not None:
+            # one Grader Reason per test: a failed grading is pinned on the metrics it zeroed
+            failed: dict[str, str] = {}
+            reason = group.get("Grader Reason") or None
+            if status == "FAIL" and grader_failed(reason, False):
+                for metric in [m for m, sc in scores.items() if sc.value == 0.0]:
+                    failed[metric] = f"the grader gave no grade: {reason}"
+                    del scores[metric]
+            if (
+                not scores
+                and not failed
+                and status != "ERROR"
+                and as_number(group.get("Score", "")) is not None
+            ):
                 scores["score"] = Score(
                     value=clamp01(as_number(group["Score"]) or 0.0), raw=group["Score"]
                 )
@@ -118,6 +142,7 @@ def csv_rows(path: Path, text: str, options: ImportOptions) -> list[dict[str, An
                     "config": {"prompt": match.group(2), "provider": match.group(1)},
                     "answer": cells[start],
                     "scores": scores,
+                    "metric_errors": failed,
                     "error": (
                         group.get("Grader Reason") or "promptfoo reported an error for this test"
                     )

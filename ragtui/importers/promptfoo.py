@@ -27,7 +27,7 @@ from ragtui.importers._common import (
     sha256_bytes,
     unique_case_ids,
 )
-from ragtui.importers._promptfoo_rows import GROUP, case_from_vars, csv_rows
+from ragtui.importers._promptfoo_rows import GROUP, case_from_vars, csv_rows, grader_failed
 from ragtui.importers._promptfoo_rows import as_text as _text
 from ragtui.importers._tabular import header_columns
 from ragtui.importers.base import ImportOptions, Sniff, register
@@ -179,8 +179,9 @@ def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) ->
         failure is None and bool(error) and (grading is None or not response.get("output"))
     )
     scores: dict[str, Score] = {}
+    failed: dict[str, str] = {}
     if not errored:
-        scores = _scores(path, i, r, grading)
+        scores, failed = _scores(path, i, r, grading)
     row = case_from_vars(vars_, options, _text(prompt.get("raw")))
     latency = as_number(r.get("latencyMs"))
     test_case = r.get("testCase") if isinstance(r.get("testCase"), dict) else {}
@@ -213,6 +214,7 @@ def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) ->
         },
         "answer": _text(response.get("output")),
         "scores": scores,
+        "metric_errors": failed,
         "error": _text(error) or "promptfoo reported an error for this test" if errored else None,
         "latency_ms": latency,
         "metadata": metadata,
@@ -222,8 +224,10 @@ def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) ->
 
 def _scores(
     path: Path, i: int, r: dict[str, Any], grading: dict[str, Any] | None
-) -> dict[str, Score]:
+) -> tuple[dict[str, Score], dict[str, str]]:
+    """Scores, and the metrics whose grader failed (promptfoo scores those 0; we do not)."""
     scores: dict[str, Score] = {}
+    failed: dict[str, str] = {}
     named = r.get("namedScores") or (grading or {}).get("namedScores") or {}
     if not isinstance(named, dict):
         raise fail(
@@ -247,6 +251,9 @@ def _scores(
             c.get("pass"),
             threshold,
         )
+        if grader_failed(reasons[metric][0], c.get("pass")):
+            failed[metric] = f"the grader gave no grade: {reasons[metric][0]}"
+            continue
         if metric not in named:
             value = as_number(c.get("score"))
             if value is None:
@@ -262,6 +269,8 @@ def _scores(
                 threshold=threshold,
             )
     for metric, raw in named.items():
+        if metric in failed:
+            continue
         value = as_number(raw)
         if value is None:
             raise fail(
@@ -275,13 +284,13 @@ def _scores(
             reason=reason,
             threshold=threshold,
         )
-    if not scores:
+    if not scores and not failed:
         value = as_number(r.get("score"))
         if value is not None:
             scores["score"] = Score(
                 value=clamp01(value), raw=r.get("score"), label=_pass_label(r.get("success"))
             )
-    return scores
+    return scores, failed
 
 
 def _pass_label(passed: Any) -> str | None:
@@ -299,10 +308,12 @@ def _runs(
     for (prompt_label, provider), items in groups.items():
         metrics: list[str] = []
         for item in items:
-            metrics.extend(m for m in item["scores"] if m not in metrics)
+            metrics.extend(m for m in (*item["scores"], *item["metric_errors"]) if m not in metrics)
         cases = []
         for item in items:
-            errors = {m: item["error"] for m in (metrics or ["score"])} if item["error"] else {}
+            errors = dict(item["metric_errors"])
+            if item["error"]:  # the test itself errored: every metric of the run failed
+                errors = {m: item["error"] for m in (metrics or ["score"])}
             cases.append(
                 Case(
                     case_id=item["case_id"],
