@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from ragtui.core.model import Case, DatasetInfo, JudgeInfo, RunFile, Score
-from ragtui.importers._common import build_run, fail, iso_from_any, read_bytes, sha256_bytes
+from ragtui.importers._common import (
+    build_run,
+    fail,
+    iso_from_any,
+    read_bytes,
+    sha256_bytes,
+    slug,
+)
 from ragtui.importers._inspect_log import error_text, kind, read_log, text_of
 from ragtui.importers.base import ImportOptions, Sniff, register
 
@@ -107,7 +114,11 @@ def _to_runs(
             created_at=iso_from_any(ev.get("created")),
             part=part,
         )
-        run = dataclasses.replace(run, kind="eval" if epoch == epochs[0] else "rerun")
+        run = dataclasses.replace(
+            run,
+            id=_run_id(ev, status, epoch if several else None) or run.id,
+            kind="eval" if epoch == epochs[0] else "rerun",
+        )
         rows = sorted(
             (s for s in samples if s["epoch"] == epoch),
             key=lambda s: order.get(s["id"], len(order)),
@@ -115,6 +126,19 @@ def _to_runs(
         cases = tuple(_case(s, declared, numeric_scales) for s in rows)
         runs.append(RunFile(run=run, cases=cases))
     return runs
+
+
+def _run_id(ev: Mapping[str, Any], status: str, epoch: int | None) -> str | None:
+    """From Inspect's own eval id, so the .eval and the .json of one log are one run (a second
+    import is a no-op). Retries get a new eval id from Inspect; an unfinished log gets its
+    status in the id, so the finished log imported later is not mistaken for it."""
+    key = ev.get("eval_id") or ev.get("task_id")
+    if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z0-9_-]{4,64}", key):
+        return None
+    run_id = f"inspect-{slug(ev['task'], 30)}-{key}"
+    if epoch is not None:
+        run_id += f"-e{epoch}"
+    return run_id if status == "success" else f"{run_id}-{slug(status, 12)}"
 
 
 def _declared_metrics(header: Mapping[str, Any]) -> list[str]:

@@ -61,6 +61,11 @@ def test_epochs_become_reruns_of_one_config() -> None:
     assert len({r.run.id for r in runs}) == 2
     assert runs[0].run.config_key == runs[1].run.config_key
     assert [r.run.config["epoch"] for r in runs] == [1, 2]
+    eval_id = json.loads(REFUNDS_JSON.read_text())["eval"]["eval_id"]
+    assert [r.run.id for r in runs] == [
+        f"inspect-refunds-{eval_id}-e1",
+        f"inspect-refunds-{eval_id}-e2",
+    ]
     log = json.loads(REFUNDS_JSON.read_text())
     ids = [str(i) for i in log["eval"]["dataset"]["sample_ids"]]
     for run in runs:
@@ -131,6 +136,7 @@ def test_eval_and_json_of_one_log_import_alike() -> None:
     for a, b in zip(from_eval, from_json, strict=True):
         assert a.cases == b.cases
         assert a.run.config_key == b.run.config_key
+        assert a.run.id == b.run.id  # one log: importing its other format is a no-op
     assert zipfile.ZipFile(REFUNDS_EVAL).infolist()[0].compress_type == 93  # zstd members
 
 
@@ -158,6 +164,7 @@ def test_public_cancelled_json_imports_what_it_has_with_a_notice() -> None:
     assert run.run.dataset.name == "popularity"
     assert run.run.config["revision"] == "e9a9d7161"
     assert run.run.judge.model is None  # match() is rule-based: no judge
+    assert run.run.id == f"inspect-popularity-{log['eval']['eval_id']}-cancelled"
     assert run.cases[0].metadata["nested"] == {"foo": "bar"}
 
 
