@@ -36,6 +36,8 @@ def foreign_files(folder: Path) -> list[Path]:
             # a RAGAS traces file travels with its results file; it is not a run of its own
             if "traces" in lowered and lowered.endswith(".json"):
                 continue
+            if lowered.endswith(".md") and not _is_report_markdown(here / name):
+                continue
             found.append(here / name)
     return found
 
