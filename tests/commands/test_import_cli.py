@@ -100,6 +100,27 @@ def test_map_name_and_set(tmp_path: Path) -> None:
     assert [set(c.scores) | set(c.errors) for c in run_file.cases] == [{"faith"}] * 3
 
 
+def test_traces_option_gives_claims(tmp_path: Path) -> None:
+    into = tmp_path / "runs"
+    traces = DATA / "ragas" / "ragas_v04_refunds_str.traces.json"
+    result = _import(str(RAGAS), "--traces", str(traces), "--into", str(into))
+    assert result.exit_code == 0, result.output
+    [path] = into.glob("*.ragtui.jsonl")
+    with Store.open(into) as store:
+        case = store.case(read_run_file(path).run.id, read_run_file(path).cases[2].case_id)
+    assert case is not None
+    assert [c.verdict for c in case.claims] == ["SUPPORTED", "UNSUPPORTED"]
+
+
+def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
+    result = _import(str(RAGAS), "--format", "excel", "--into", str(tmp_path))
+    assert result.exit_code != 0 and "excel" in result.output
+    result = _import(str(RAGAS), "--set", "novalue", "--into", str(tmp_path))
+    assert result.exit_code != 0 and "expected KEY=VALUE" in result.output
+    result = _import(str(tmp_path / "missing.csv"), "--into", str(tmp_path / "runs"))
+    assert result.exit_code != 0 and "no such file" in result.stderr
+
+
 def test_import_a_folder(tmp_path: Path) -> None:
     source = tmp_path / "results"
     source.mkdir()
