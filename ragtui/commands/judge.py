@@ -252,6 +252,7 @@ def judges_command(path: str | None) -> None:
 @click.option("--metric", "-m", "metrics", multiple=True, help="Judge this metric (repeatable).")
 @click.option("--full", is_flag=True, help="Rerun the whole pipeline ([rerun] command).")
 @_judge_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @_user_errors
 def noise_command(
     run: str,
@@ -266,6 +267,7 @@ def noise_command(
     model: str | None,
     timeout: float | None,
     concurrency: int | None,
+    as_json: bool,
 ) -> None:
     """Measure noise: re-judge RUN's answers K times (cache bypassed), or rerun the pipeline."""
     from ragtui.judge.noise import noise_lines, rerun_noise
@@ -292,21 +294,51 @@ def noise_command(
                     )
                 )
             for result in results:
-                click.echo(result.summary())
+                if not as_json:
+                    click.echo(result.summary())
             group = [r.run_id for r in results]
             a_ref = _same_judge_a(store, parent_id, group)
         names = store.metrics(group) if not metrics else list(metrics)
-        for line in noise_lines(rerun_noise(store, group, names), config.margin):
-            click.echo(line)
+        noise = rerun_noise(store, group, names)
+        if not as_json:
+            for line in noise_lines(noise, config.margin):
+                click.echo(line)
+        comparison = None
         if against:
             b_ref = against
             if not full:
-                b_ref = _like_for_like(store, against, judge, names, store.run(group[0]))
-            _verdict(store, a_ref, b_ref, names, config.margin)
+                b_ref = _like_for_like(store, against, judge, names, store.run(group[0]), as_json)
+            comparison = _verdict(store, a_ref, b_ref, names, config.margin, as_json)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "run": parent_id,
+                    "reruns": group,
+                    "noise": [_noise_json(m) for m in noise],
+                    "comparison": comparison,
+                },
+                ensure_ascii=False,
+            )
+        )
+
+
+def _noise_json(m: Any) -> dict[str, Any]:
+    f = m.floor
+    return {
+        "metric": m.metric,
+        "n": m.n,
+        "means": list(m.means),
+        "errors": list(m.errors),
+        "noise_floor": None if f is None else f.noise_floor,
+        "rerun_delta": None if f is None else f.rerun_delta,
+        "sigma2_within": None if f is None else f.sigma2_within,
+        "icc": None if f is None else f.icc,
+    }
 
 
 def _like_for_like(
-    store: Store, b_ref: str, judge: JudgeConfig, metrics: list[str], rerun: Run
+    store: Store, b_ref: str, judge: JudgeConfig, metrics: list[str], rerun: Run, quiet: bool
 ) -> str:
     """B as graded by the noise judge: B itself when the same judge and prompts graded it,
     else a re-judge of B (cached), so the verdict does not mix two judges' scales."""
@@ -316,7 +348,8 @@ def _like_for_like(
         return b_id
     with _Bar(f"re-judging {b_id} with {judge.name}") as bar:
         result = asyncio.run(judge_run(store, b_id, judge, metrics=metrics, progress=bar.update))
-    click.echo(f"B re-judged by {judge.name} for a like-for-like verdict: {result.summary()}")
+    if not quiet:
+        click.echo(f"B re-judged by {judge.name} for a like-for-like verdict: {result.summary()}")
     return result.run_id
 
 
@@ -325,7 +358,9 @@ def _same_judge_a(store: Store, parent_id: str, group: list[str]) -> str:
     return parent_id if parent_id in store.reruns(group[0]) else group[0]
 
 
-def _verdict(store: Store, a: str, b: str, metrics: list[str], margin: float) -> None:
+def _verdict(
+    store: Store, a: str, b: str, metrics: list[str], margin: float, as_json: bool
+) -> dict[str, Any] | None:
     from rich.console import Console
 
     from ragtui.commands.compare import _table, detail_lines
@@ -336,11 +371,14 @@ def _verdict(store: Store, a: str, b: str, metrics: list[str], margin: float) ->
     c = compare_runs(
         store, a, b, metrics=[m for m in metrics if m in have_b] or None, margin=margin
     )
+    if as_json:
+        return c.to_json()
     Console(highlight=False).print(_table(c))
     for line in [*c.noise_lines, *detail_lines(c)]:
         click.echo(printable(line))
     for w in c.warnings:
         click.echo("! " + printable(w))
+    return None
 
 
 def _full_reruns(store: Store, config: Config, parent_id: str, times: int) -> list[str]:

@@ -302,3 +302,35 @@ def test_kill_9_mid_batch_then_resume(tmp_path: Path, server: FakeJudge) -> None
     final = read_run_file(path)
     assert sorted(c.case_id for c in final.cases) == [f"c{i:02d}" for i in range(40)]
     assert f"({len(written)} already done)" in resumed.stdout
+
+
+def test_noise_json(tmp_path: Path, server: FakeJudge) -> None:
+    runs = make_runs(tmp_path / "runs", n=10)
+    calls = {"n": 0}
+
+    def alternating(request):  # rerun 1 says YES to all, rerun 2 says NO to the first 5
+        calls["n"] += 1
+        return "NO" if 10 < calls["n"] <= 15 else "YES"
+
+    server.responder = alternating
+    result = invoke(
+        "noise",
+        "base",
+        str(runs),
+        *adhoc(server, "--concurrency", "1"),
+        "-k",
+        "2",
+        "-m",
+        "faithfulness",
+        "--against",
+        "cand",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    [noise] = data["noise"]
+    assert noise["means"] == [1.0, 0.5] and noise["n"] == 10
+    # hand-worked: e = five -1s and five 0s; floor = 1.96 * sqrt(sum e^2) / N
+    assert noise["noise_floor"] == pytest.approx(1.96 * 5**0.5 / 10)
+    assert noise["rerun_delta"] == pytest.approx(0.5)
+    assert data["comparison"]["a"] == data["reruns"][0]
