@@ -22,15 +22,33 @@ from ragtui.importers.generic import FIELDS
 DEFAULT_INTO = Path("runs")
 
 
-def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
-    """KEY=VALUE pairs; one option value may hold several, separated by spaces or commas."""
+def _split_top(text: str, separators: str) -> list[str]:
+    """Split at separators outside parentheses: `score:f(mode=f1)=col` stays one piece."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch in separators and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    return [p for p in parts if p]
+
+
+def _pairs(values: tuple[str, ...], option: str, *, several: bool) -> dict[str, str]:
+    """KEY=VALUE pairs. With `several` one value may hold many (`question=q answer=a`), when
+    every piece is a pair; otherwise the value is one pair and may contain spaces."""
     out: dict[str, str] = {}
     for value in values:
-        for item in value.replace(",", " ").split():
-            key, sep, rest = item.partition("=")
-            if not sep or not key:
+        pieces = _split_top(value, " ,") if several else [value]
+        if several and not all(_split_top(p, "=")[1:] for p in pieces):
+            pieces = [value]
+        for item in pieces:
+            key, *rest = _split_top(item, "=")
+            if not rest or not key.strip():
                 raise click.BadParameter(f"expected KEY=VALUE, found {item!r}", param_hint=option)
-            out[key] = rest
+            out[key.strip()] = item[len(key) + 1 :]
     return out
 
 
@@ -42,8 +60,8 @@ def _split_args(args: tuple[str, ...]) -> tuple[list[Path], list[str]]:
     # `--map question=q answer=a`: click hands `answer=a` over as a FILE; take it back as --map
     files, extra = [], []
     for arg in args:
-        key, sep, _ = arg.partition("=")
-        if sep and not Path(arg).exists() and _is_map_key(key):
+        key = _split_top(arg, "=")[0]
+        if "=" in arg and not Path(arg).exists() and _is_map_key(key):
             extra.append(arg)
         else:
             files.append(Path(arg))
@@ -177,8 +195,8 @@ def import_command(
     paths = _expand_folders(paths)
     options = ImportOptions(
         name=name,
-        overrides=_pairs(sets, "--set"),
-        mapping=_pairs((*maps, *extra_maps), "--map"),
+        overrides=_pairs(sets, "--set", several=False),
+        mapping=_pairs((*maps, *extra_maps), "--map", several=True),
         traces=traces,
     )
     try:

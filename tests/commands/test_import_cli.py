@@ -171,3 +171,19 @@ def test_read_only_folder_gets_a_notice(tmp_path: Path) -> None:
         tmp_path.chmod(0o755)
     assert written == [] and "read-only" in notices[0]
     assert not (tmp_path / "imported").exists()
+
+
+def test_pairs_keep_spaces_and_parentheses() -> None:
+    from ragtui.commands.importing import _pairs
+
+    assert _pairs(
+        ("question=q answer=a", "score:fc(mode=f1)=fc(mode=f1)"), "--map", several=True
+    ) == {
+        "question": "q",
+        "answer": "a",
+        "score:fc(mode=f1)": "fc(mode=f1)",
+    }
+    assert _pairs(("contexts=Metric: x",), "--map", several=True) == {"contexts": "Metric: x"}
+    assert _pairs(("prompt=strict v2, short",), "--set", several=False) == {
+        "prompt": "strict v2, short"
+    }
