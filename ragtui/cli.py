@@ -16,6 +16,7 @@ import click
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
 from ragtui.core.views import case_lines, run_rows, short_metric
+from ragtui.workspace import open_folder
 
 DEFAULT_FOLDER = Path("runs")
 # Command modules under ragtui/commands/, each exposing COMMANDS.
@@ -54,7 +55,7 @@ def open_store(path: str | Path | None, *, announce: bool = True) -> Store:
     folder, notice = resolve_folder(path)
     if notice and announce:
         click.echo(notice, err=True)
-    store = Store.open(folder)
+    store = open_folder(folder)
     if announce:
         for line in store.notices:
             click.echo(f"notice: {line}", err=True)
