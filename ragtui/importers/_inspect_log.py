@@ -218,7 +218,7 @@ def thin(path: Path, where: str, sample: Any) -> Sample:
     return {
         "id": str(sid),
         "epoch": epoch,
-        "question": _question(fields["input"]),
+        "question": _question(fields["input"], sample.get("choices")),
         "reference": _reference(fields["target"]),
         "answer": fields["answer"] if isinstance(fields["answer"], str) else "",
         "time": output.get("time"),
@@ -249,15 +249,19 @@ def text_of(content: Any) -> str:
     return ""
 
 
-def _question(value: Any) -> str:
+def _question(value: Any, choices: Any) -> str:
+    text = value if isinstance(value, str) else ""
     if isinstance(value, list):  # a message list: the user's turns are the question
         turns = [
             text_of(m.get("content"))
             for m in value
             if isinstance(m, dict) and m.get("role") == "user"
         ]
-        return "\n\n".join(t for t in turns if t)
-    return value if isinstance(value, str) else ""
+        text = "\n\n".join(t for t in turns if t)
+    if isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices):
+        # multiple choice: the options are part of what was asked, labelled as Inspect does
+        text += "\n\n" + "\n".join(f"{chr(65 + i)}) {c}" for i, c in enumerate(choices[:26]))
+    return text
 
 
 def _reference(value: Any) -> str | None:

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ragtui.core.model import Case, DatasetInfo, JudgeInfo, RunFile, Score
+from ragtui.core.model import Case, Chunk, DatasetInfo, JudgeInfo, RunFile, Score
 from ragtui.importers._common import (
     build_run,
     fail,
@@ -261,11 +261,46 @@ def _case(
         question=sample["question"],
         answer=sample["answer"],
         reference=sample["reference"],
+        contexts=_contexts(sample["metadata"]),
         scores=scores,
         errors=errors,
         latency_ms=latency,
         metadata=sample["metadata"],
     )
+
+
+_CONTEXT_KEYS = ("retrieved_contexts", "retrieval_context", "contexts", "context", "documents")
+
+
+def _contexts(metadata: Mapping[str, Any]) -> tuple[Chunk, ...]:
+    """Inspect has no retrieval field; RAG tasks put the chunks in sample metadata."""
+    for key in _CONTEXT_KEYS:
+        items = metadata.get(key)
+        if not isinstance(items, list) or not items:
+            continue
+        chunks = []
+        for rank, item in enumerate(items, start=1):
+            if isinstance(item, str):
+                chunks.append(Chunk(id=f"c{rank}", text=item, rank=rank))
+            elif isinstance(item, dict):
+                text = next(
+                    (
+                        item[k]
+                        for k in ("text", "page_content", "content")
+                        if isinstance(item.get(k), str)
+                    ),
+                    None,
+                )
+                if text is None:
+                    return ()  # not a list of chunks after all
+                source = item.get("source") if isinstance(item.get("source"), str) else None
+                cid = str(item["id"]) if isinstance(item.get("id"), str | int) else f"c{rank}"
+                cid = f"c{rank}" if any(c.id == cid for c in chunks) else cid  # ids must be unique
+                chunks.append(Chunk(id=cid, text=text, source=source, rank=rank))
+            else:
+                return ()
+        return tuple(chunks)
+    return ()
 
 
 def _header_info(header: Mapping[str, Any]) -> tuple[dict[str, Any], JudgeInfo, DatasetInfo]:

@@ -286,6 +286,32 @@ def test_zstd_members_of_several_frames() -> None:
         _inspect_log._zstd_frames(memoryview(frames[:-4]))
 
 
+def test_contexts_from_metadata_and_multiple_choice_options(tmp_path: Path) -> None:
+    log = json.loads(REFUNDS_JSON.read_text())
+    first = {s["id"]: s for s in log["samples"] if s["epoch"] == 1}
+    first["refund-late"]["metadata"] = {
+        "contexts": ["Managers approve late refunds.", "Credit only."]
+    }
+    first["invoice-currency"]["metadata"] = {
+        "documents": [
+            {"text": "USD, EUR or GBP.", "source": "billing.md", "id": "d7"},
+            {"text": "x"},
+        ]
+    }
+    first["sso-plans"]["choices"] = ["Free", "Enterprise"]
+    path = tmp_path / "rag.json"
+    path.write_text(json.dumps(log))
+    cases = {c.case_id: c for c in load(path)[0].cases}
+    assert [(c.id, c.text, c.rank) for c in cases["refund-late"].contexts] == [
+        ("c1", "Managers approve late refunds.", 1),
+        ("c2", "Credit only.", 2),
+    ]
+    doc = cases["invoice-currency"].contexts
+    assert [(c.id, c.source) for c in doc] == [("d7", "billing.md"), ("c2", None)]
+    assert cases["sso-plans"].question.endswith("\n\nA) Free\nB) Enterprise")
+    assert cases["support-speed"].contexts == ()
+
+
 def test_imported_runs_round_trip_through_native_files(tmp_path: Path) -> None:
     paths = [REFUNDS_JSON, OLD_EVAL, CANCELLED_JSON] + (
         [REFUNDS_EVAL, ERROR_EVAL] if HAS_ZSTD else []
