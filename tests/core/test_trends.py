@@ -31,7 +31,9 @@ def test_point_matches_scipy_t_interval_and_hand_worked_bottom_decile() -> None:
 
 def test_point_of_one_or_no_values() -> None:
     one = point("r", "r", WHEN, np.array([0.8]), errors=0)
-    assert one.mean == pytest.approx(0.8) and one.ci_low is None and one.bottom == pytest.approx(0.8)
+    assert (
+        one.mean == pytest.approx(0.8) and one.ci_low is None and one.bottom == pytest.approx(0.8)
+    )
     none = point("r", "r", WHEN, np.array([]), errors=3)
     assert none.mean is None and none.n_errors == 3
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -162,13 +163,21 @@ def make_app() -> Callable[..., RagtuiApp]:
     return factory
 
 
-async def wait_ready(app: RagtuiApp, pilot) -> None:  # type: ignore[no-untyped-def]
-    """Wait until the store is open and every worker (runs loading, etc.) has finished."""
-    for _ in range(200):
-        await pilot.pause()
+async def wait_ready(app: RagtuiApp, pilot, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the runs are loaded (or the folder failed) and every worker has finished.
+
+    Time-based, not a count of pauses: a cold index on a loaded machine can take seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         await app.workers.wait_for_complete()
-        if (app.store is not None or app.store_error) and not app.workers:
+        await pilot.pause()
+        settled = app.store_error is not None or (app.store is not None and app.runs_screen.loaded)
+        if settled and not app.workers:
             break
+        await pilot.pause(0.02)
+    else:
+        raise TimeoutError("the app did not finish loading")
     await pilot.pause()
 
 

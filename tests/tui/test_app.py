@@ -88,7 +88,9 @@ async def test_command_palette_runs_a_screen_action(history, make_app) -> None:
 
 async def test_run_names_and_ids_show_literally(tmp_path: Path, make_app) -> None:
     name = "[bold red]evil[/] \x1b]8;;http://x\x1b\\link"
-    run = Run(id="r[1]", name=name, created_at="2026-11-30T00:00:00Z", config_key="[b]k", judge=JUDGE)
+    run = Run(
+        id="r[1]", name=name, created_at="2026-11-30T00:00:00Z", config_key="[b]k", judge=JUDGE
+    )
     write_run_file(tmp_path / "runs" / f"evil{SUFFIX}", run, history_cases(3, 0.8, seed=1))
     app = make_app(tmp_path / "runs")
     async with app.run_test(size=(160, 40)) as pilot:

@@ -191,7 +191,9 @@ async def test_escape_goes_back_to_runs(history, make_app) -> None:
 
 async def test_a_20000_case_run_opens_its_case_list(tmp_path, make_app) -> None:
     folder = tmp_path / "big"
-    run = Run(id="big", name="big", created_at="2026-11-30T00:00:00Z", config_key="cfg-big", judge=JUDGE)
+    run = Run(
+        id="big", name="big", created_at="2026-11-30T00:00:00Z", config_key="cfg-big", judge=JUDGE
+    )
     write_run_file(folder / f"big{SUFFIX}", run, history_cases(20_000, 0.8, seed=7))
     app = make_app(folder)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -279,8 +279,9 @@ def run_detail(run: dict[str, Any], metrics: list[str], folder: Path) -> Text:
     field("provider", run["judge_provider"], "   ")
     field("prompt", run["judge_prompt_hash"], "   ")
     field("dataset", " ".join(x for x in (run["dataset"], run["dataset_version"]) if x))
-    path = Path(run["file"])
-    field("file", path.relative_to(folder) if path.is_relative_to(folder) else path)
+    # relative to the folder: shorter, and the same on every machine
+    path, root = Path(run["file"]).resolve(), folder.resolve()
+    field("file", path.relative_to(root) if path.is_relative_to(root) else path)
     for m in metrics:
         mean = run["means"].get(m)
         errors = run["errors"].get(m, 0)
