@@ -104,3 +104,57 @@ async def test_run_names_and_ids_show_literally(tmp_path: Path, make_app) -> Non
         assert isinstance(app.screen, CaseListScreen)
         title = str(app.screen.query_one("#title").render())
         assert "[bold red]evil[/]" in title and "\x1b" not in title
+
+
+async def test_an_empty_folder_says_how_to_fill_it(tmp_path: Path, make_app) -> None:
+    (tmp_path / "empty").mkdir()
+    app = make_app(tmp_path / "empty")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        status = widget_text(app.screen.query_one("#status"))
+        assert "no run files" in status and "ragtui import" in status
+
+
+async def test_r_picks_up_a_new_run_file(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        assert "late" not in table.shown_runs()
+        run = Run(
+            id="late",
+            name="late",
+            created_at="2026-11-29T00:00:00Z",
+            config_key="cfg-late",
+            judge=JUDGE,
+        )
+        write_run_file(history / f"late{SUFFIX}", run, history_cases(4, 0.9, seed=3))
+        await pilot.press("r")
+        await wait_ready(app, pilot)
+        assert table.shown_runs()[-1] == "late"
+
+
+async def test_sample_history_tour(sample_copy, make_app) -> None:
+    """Mark A and B on the demo history, compare, come back, Trends, Help."""
+    from ragtui.tui.screens.compare import CompareScreen
+    from ragtui.tui.screens.trends import TrendsScreen
+
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        runs = table.shown_runs()
+        await pilot.press("a")
+        for _ in range(runs.index(next(r for r in runs if r.startswith("strict-v2")))):
+            await pilot.press("down")
+        await pilot.press("b", "c")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, CompareScreen)
+        assert app.screen.a_run_id == runs[0] and app.screen.b_run_id.startswith("strict-v2")
+        await pilot.press("escape", "t")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, TrendsScreen)
+        assert "rerun spread" in widget_text(app.screen.query_one("#trend-table"))
+        await pilot.press("escape", "question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)

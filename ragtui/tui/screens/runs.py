@@ -12,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Input, LoadingIndicator, Static
 
+from ragtui.core.runfile import SUFFIX
 from ragtui.core.store import Store
 from ragtui.core.views import printable, run_rows
 from ragtui.tui.widgets.run_table import RunRow, RunTable, group_rows
@@ -156,6 +157,10 @@ class RunsScreen(Screen[None]):
 
     def _summary(self) -> Text:
         out = Text(no_wrap=True, overflow="ellipsis")
+        if not self.rows:
+            out.append(f"no run files (*{SUFFIX}) in this folder", style="bold")
+            out.append(" · `ragtui import FILE` brings results in; r re-scans", style="dim")
+            return out
         for mark, style in (("A", "bold green"), ("B", "bold magenta")):
             run_id = self.mark_of(mark)
             out.append(f"{mark} ", style=style)

@@ -106,7 +106,8 @@ class TrendsScreen(Screen[None]):
             last = one.points[-1]
             label = Text("● ", style=COLORS[i % len(COLORS)])
             label.append(printable(one.label))
-            label.append(f"  {printable(one.config_key)}", style="dim")
+            if self.size.width >= 100:  # at 80 columns the numbers matter more than the key
+                label.append(f"  {printable(one.config_key)}", style="dim")
             ci = "—" if last.ci_low is None else f"[{_pts(last.ci_low)}, {_pts(last.ci_high)}]"
             spread = one.spread
             errors = sum(p.n_errors for p in one.points)
