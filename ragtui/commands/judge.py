@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import wraps
 from pathlib import Path
@@ -31,8 +32,16 @@ def _judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--provider", type=click.Choice(["ollama", "openai"]), help="Ad-hoc judge."),
         click.option("--url", help="Ad-hoc judge: base URL of the server."),
         click.option("--model", help="Ad-hoc judge: model name."),
-        click.option("--timeout", type=float, help="Seconds per request (overrides the config)."),
-        click.option("--concurrency", type=int, help="Requests in flight (overrides the config)."),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0.001),
+            help="Seconds per request (overrides the config).",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(min=1),
+            help="Requests in flight (overrides the config).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -98,8 +107,6 @@ def pick_judge(
             ", ".join(sorted(config.judges)) or f"none configured in {config.path or 'ragtui.toml'}"
         )
         raise RagtuiError(f"name a judge: --judge NAME ({known}) or --provider/--url/--model")
-    from dataclasses import replace
-
     overrides = {"timeout": timeout, "concurrency": concurrency}
     return replace(judge, **{k: v for k, v in overrides.items() if v is not None})
 

@@ -133,11 +133,9 @@ class Grader:
 def judged_case(case: Case, outcomes: Sequence[Outcome]) -> Case:
     """The parent's case with the new grades only (the parent's own scores are not copied)."""
     metadata = dict(case.metadata)
-    failures = {
-        o.metric: (o.error or (o.score.reason if o.score else ""))
-        for o in outcomes
-        if o.parse_failure
-    }
+    metadata.pop("parse_failures", None)  # the parent's, if it was itself a re-judge
+    # The metrics whose reply could not be read; the reason is in errors[m] or scores[m].reason.
+    failures = sorted(o.metric for o in outcomes if o.parse_failure)
     if failures:
         metadata["parse_failures"] = failures
     return Case(
