@@ -10,7 +10,6 @@ nested one, attachments, a scorer missing) falls back to reading the whole membe
 
 from __future__ import annotations
 
-import io
 import json
 import struct
 import threading
@@ -18,9 +17,9 @@ import zipfile
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from ragtui.importers._common import fail
+from ragtui.importers._common import fail, read_bytes
 
 try:  # zstd members (method 93): Python's zipfile reads them only from 3.14 on
     import zstandard
@@ -43,10 +42,17 @@ _ATTACHMENT = "attachment://"
 Sample = dict[str, Any]
 
 
-def read_log(path: Path, data: bytes) -> tuple[dict[str, Any], list[Sample]]:
-    """(header, thin samples) of a `.eval` archive or a `.json` log."""
-    if data.startswith(b"PK"):
-        return _read_archive(path, data)
+def read_log(path: Path) -> tuple[dict[str, Any], list[Sample]]:
+    """(header, thin samples) of a `.eval` archive (read member by member) or a `.json` log."""
+    try:
+        with path.open("rb") as handle:
+            if handle.read(2) == b"PK":
+                return _read_archive(path, handle)
+    except OSError as exc:
+        raise fail(path, f"cannot be read ({exc.strerror})") from None
+    data = read_bytes(path)
+    if not data.strip():
+        raise fail(path, "the file is empty")
     return _read_json_log(path, data)
 
 
@@ -63,29 +69,30 @@ def _loads(path: Path, member: str, raw: bytes) -> Any:
         raise fail(path, f"{member}: JSON nested too deeply") from None
 
 
-def _read_archive(path: Path, data: bytes) -> tuple[dict[str, Any], list[Sample]]:
+def _read_archive(path: Path, handle: BinaryIO) -> tuple[dict[str, Any], list[Sample]]:
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError) as exc:
         raise fail(
             path, f"not a readable .eval archive (truncated or corrupt zip: {exc})"
         ) from None
-    members = {info.filename: info for info in archive.infolist()}
-    head_name = "header.json" if "header.json" in members else "_journal/start.json"
-    if head_name not in members:
-        raise fail(
-            path, "a zip archive but not an Inspect log (no header.json or _journal/start.json)"
-        )
-    header = _loads(path, head_name, _member(path, archive, data, members[head_name]))
-    check_header(path, head_name, header)
-    if head_name != "header.json":
-        header.setdefault("status", "started")  # only the journal: the eval is still running
-    scorers = scorer_names(header)
-    samples = [
-        _sample(path, archive, data, info, scorers)
-        for name, info in members.items()
-        if name.startswith("samples/") and name.endswith(".json")
-    ]
+    with archive:
+        members = {info.filename: info for info in archive.infolist()}
+        head_name = "header.json" if "header.json" in members else "_journal/start.json"
+        if head_name not in members:
+            raise fail(
+                path, "a zip archive but not an Inspect log (no header.json or _journal/start.json)"
+            )
+        header = _loads(path, head_name, _member(path, archive, handle, members[head_name]))
+        check_header(path, head_name, header)
+        if head_name != "header.json":
+            header.setdefault("status", "started")  # only the journal: the eval is still running
+        scorers = scorer_names(header)
+        samples = [
+            _sample(path, archive, handle, info, scorers)
+            for name, info in members.items()
+            if name.startswith("samples/") and name.endswith(".json")
+        ]
     return header, samples
 
 
@@ -103,9 +110,9 @@ def scorer_names(header: Mapping[str, Any]) -> set[str]:
 
 
 def _sample(
-    path: Path, archive: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo, scorers: set[str]
+    path: Path, archive: zipfile.ZipFile, handle: BinaryIO, info: zipfile.ZipInfo, scorers: set[str]
 ) -> Sample:
-    raw = _member(path, archive, data, info)
+    raw = _member(path, archive, handle, info)
     cut = raw.find(_EVENTS)
     if cut > 0 and _ATTACHMENT.encode() not in raw[:cut]:
         try:
@@ -118,12 +125,12 @@ def _sample(
     return thin(path, info.filename, _loads(path, info.filename, raw))
 
 
-def _member(path: Path, archive: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo) -> bytes:
+def _member(path: Path, archive: zipfile.ZipFile, handle: BinaryIO, info: zipfile.ZipInfo) -> bytes:
     """A whole member, CRC-checked."""
     try:
         if info.compress_type != _ZSTD or (zstandard is None and _ZIPFILE_ZSTD):
             return archive.read(info)
-        out = _zstd_frames(_raw(data, info))
+        out = _zstd_frames(_raw(handle, info))
         if zlib.crc32(out) != info.CRC:
             raise zipfile.BadZipFile("CRC check failed")
         return out
@@ -137,14 +144,14 @@ _ZIPFILE_ZSTD = hasattr(zipfile, "ZIP_ZSTANDARD")  # Python >= 3.14 reads zstd m
 _LOCAL = threading.local()  # a decompressor must not be shared between threads
 
 
-def _zstd_frames(raw: memoryview) -> bytes:
+def _zstd_frames(raw: bytes) -> bytes:
     """All zstd frames of a member (Inspect starts a new frame every 200 MiB)."""
     if zstandard is None:
         raise NotImplementedError("zstd-compressed; install the 'zstandard' package")
     if getattr(_LOCAL, "zstd", None) is None:
         _LOCAL.zstd = zstandard.ZstdDecompressor()  # reused: making one costs more than a member
     parts = []
-    pending = bytes(raw)
+    pending = raw
     while pending:
         frame = _LOCAL.zstd.decompressobj()
         parts.append(frame.decompress(pending))
@@ -154,15 +161,19 @@ def _zstd_frames(raw: memoryview) -> bytes:
     return b"".join(parts)
 
 
-def _raw(data: bytes, info: zipfile.ZipInfo) -> memoryview:
-    offset = info.header_offset
-    if data[offset : offset + 4] != b"PK\x03\x04":
+def _raw(handle: BinaryIO, info: zipfile.ZipInfo) -> bytes:
+    """A member's compressed bytes, read from its local header on (a separate handle from
+    zipfile's own, so the two never move each other's position)."""
+    handle.seek(info.header_offset)
+    local = handle.read(30)
+    if len(local) < 30 or local[:4] != b"PK\x03\x04":
         raise zipfile.BadZipFile("bad local file header")
-    name_len, extra_len = struct.unpack("<HH", data[offset + 26 : offset + 30])
-    start = offset + 30 + name_len + extra_len
-    if start + info.compress_size > len(data):
+    name_len, extra_len = struct.unpack("<HH", local[26:30])
+    handle.seek(info.header_offset + 30 + name_len + extra_len)
+    raw = handle.read(info.compress_size)
+    if len(raw) != info.compress_size:
         raise zipfile.BadZipFile("member data is truncated")
-    return memoryview(data)[start : start + info.compress_size]
+    return raw
 
 
 def _read_json_log(path: Path, data: bytes) -> tuple[dict[str, Any], list[Sample]]:

@@ -24,8 +24,6 @@ from ragtui.importers._common import (
     build_run,
     fail,
     iso_from_any,
-    read_bytes,
-    sha256_bytes,
     slug,
 )
 from ragtui.importers._inspect_log import error_text, kind, read_log, text_of
@@ -61,14 +59,23 @@ class InspectImporter:
         return Sniff(False, 'no top-level "version", "status" and "eval" of an Inspect log')
 
     def load(self, path: Path, options: ImportOptions) -> list[RunFile]:
-        data = read_bytes(path)
-        if not data.strip():
-            raise fail(path, "the file is empty")
-        header, samples = read_log(path, data)
+        header, samples = read_log(path)
         notices: list[str] = []
-        runs = _to_runs(path, sha256_bytes(data), header, samples, options, notices)
+        runs = _to_runs(path, _file_sha256(path), header, samples, options, notices)
         self.last_notices = notices
         return runs
+
+
+def _file_sha256(path: Path) -> str:
+    """Hashed in chunks: a log can be far larger than what is kept of it."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    except OSError as exc:
+        raise fail(path, f"cannot be read ({exc.strerror})") from None
+    return digest.hexdigest()
 
 
 def _to_runs(
