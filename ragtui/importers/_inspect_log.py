@@ -60,7 +60,7 @@ def _loads(path: Path, member: str, raw: bytes) -> Any:
     if b"\x00" in raw[:4096]:
         raise fail(path, f"{member}: expected UTF-8 JSON, found binary data (NUL bytes)")
     try:
-        return json.loads(raw)
+        return json.loads(raw.removeprefix(b"\xef\xbb\xbf"))  # a BOM, as some editors save
     except UnicodeDecodeError as exc:
         raise fail(path, f"{member}: expected UTF-8 JSON ({exc.reason})") from None
     except json.JSONDecodeError as exc:

@@ -35,6 +35,13 @@ VERDICTS = {"yes": "SUPPORTED", "idk": "PARTIAL", "borderline": "PARTIAL", "no":
 _DEFAULT_NAME = re.compile(r"test_case_\d+")  # deepeval's positional names: not stable ids
 _SECTION = re.compile(r"(?m)^([A-Za-z][A-Za-z ]*?)(?: \(limit=[^)\n]*\))?:\n(?=\[)")
 _STRING_ITEM = re.compile(r'^\s*"(.*)",?\s*$')
+_CASE_KEYS = (
+    b'"metricsData"',
+    b'"metricsScores"',
+    b'"conversationalTestCases"',
+    b'"actualOutput"',
+    b'"retrievalContext"',
+)
 _STAMP = re.compile(r"test_run_(\d{8})_(\d{6})")
 
 
@@ -49,13 +56,13 @@ class DeepEvalImporter:
         self.last_notices: list[str] = []  # skipped parts, interrupted runs: for the caller to show
 
     def sniff(self, path: Path, head: bytes) -> Sniff:
-        if head.lstrip()[:1] != b"{":
+        if head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] != b"{":
             return Sniff(False, "not a JSON object")
         if b'"testRunData"' in head or b'"testRunLink"' in head:
             return Sniff(True)
         if b'"testCases"' in head and any(
             key in head
-            for key in (b'"metricsData"', b'"metricsScores"', b'"conversationalTestCases"')
+            for key in _CASE_KEYS  # camelCase keys only DeepEval writes
         ):
             return Sniff(True)
         return Sniff(

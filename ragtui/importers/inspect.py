@@ -50,7 +50,7 @@ class InspectImporter:
             if path.suffix.lower() == ".eval":
                 return Sniff(True)
             return Sniff(False, "a zip archive without Inspect's header.json or samples/")
-        start = head.lstrip()[:1]
+        start = head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
         if start != b"{":
             return Sniff(False, "neither a .eval archive nor a JSON object")
         keys = {m.group(1).decode() for m in _JSON_HEAD.finditer(head[:4096])}

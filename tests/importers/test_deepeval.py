@@ -178,6 +178,11 @@ def test_sniffer_and_detect() -> None:
     for path in (LATEST, TEMP, RESULTS):
         assert DEEPEVAL.sniff(path, path.read_bytes()[:65536]).matches
         assert detect(path).name == "deepeval"
+    # a results-folder file whose first case is longer than the sniffed head
+    big = json.loads(RESULTS.read_text())
+    big["testCases"][0]["retrievalContext"].append("x" * 70_000)
+    head = json.dumps(big).encode()[:65536]
+    assert b'"metricsData"' not in head and DEEPEVAL.sniff(RESULTS, head).matches
     inspect_log = DATA.parent / "inspect" / "refunds.json"
     assert not DEEPEVAL.sniff(inspect_log, inspect_log.read_bytes()[:65536]).matches
     assert not DEEPEVAL.sniff(Path("a.csv"), b"input,actual_output\n").matches

@@ -210,6 +210,13 @@ def test_numbers_outside_unit_range_are_rescaled_with_raw_kept(tmp_path: Path) -
     assert any("includes" in n and "rescaled" in n for n in INSPECT.last_notices)
 
 
+def test_a_json_log_saved_with_a_bom(tmp_path: Path) -> None:
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + CANCELLED_JSON.read_bytes())
+    assert INSPECT.sniff(path, path.read_bytes()[:65536]).matches
+    assert load(path)[0].cases == load(CANCELLED_JSON)[0].cases
+
+
 def test_booleans_and_unknown_values(tmp_path: Path) -> None:
     log = json.loads(REFUNDS_JSON.read_text())
     first = {s["id"]: s for s in log["samples"] if s["epoch"] == 1}
