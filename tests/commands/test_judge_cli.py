@@ -334,3 +334,44 @@ def test_noise_json(tmp_path: Path, server: FakeJudge) -> None:
     assert noise["noise_floor"] == pytest.approx(1.96 * 5**0.5 / 10)
     assert noise["rerun_delta"] == pytest.approx(0.5)
     assert data["comparison"]["a"] == data["reruns"][0]
+
+
+def test_noise_full_imports_a_foreign_result(tmp_path: Path) -> None:
+    from ragtui.core.model import stable_case_id
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    questions = ["Who approves refunds?", "Which currencies?", "How to reset a password?"]
+    parent = Run(id="base", name="base", created_at="2026-11-20T10:00:00Z", config={"k": 3})
+    cases = [
+        Case(
+            case_id=stable_case_id(q),
+            question=q,
+            answer="a",
+            scores={"faithfulness": Score(value=1.0)},
+        )
+        for q in questions
+    ]
+    write_run_file(runs / "base.ragtui.jsonl", parent, cases)
+    script = tmp_path / "pipeline.py"  # writes a RAGAS-style CSV: imported by the sniffer
+    script.write_text(
+        "import sys, pathlib\n"
+        "rows = ['user_input,response,retrieved_contexts,faithfulness']\n"
+        f'rows += [f\'{{q}},a,"[""c""]",{{v}}\' for q, v in zip({questions!r}, [1, 0, 1])]\n'
+        "(pathlib.Path(sys.argv[1]) / 'results.csv').write_text('\\n'.join(rows) + '\\n')\n",
+        encoding="utf-8",
+    )
+    (runs / "ragtui.toml").write_text(
+        f'[rerun]\ncommand = "{sys.executable} {script} {{out}}"\n', encoding="utf-8"
+    )
+    result = invoke("noise", "base", str(runs), "--full", "--times", "2", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert len(data["reruns"]) == 3  # the parent and two pipeline reruns
+    [noise] = data["noise"]
+    assert noise["n"] == 3 and noise["means"] == pytest.approx([1.0, 2 / 3, 2 / 3])
+    made = [read_run_file(p) for p in sorted(runs.glob("base--full-*.ragtui.jsonl"))]
+    assert [rf.run.source.format for rf in made] == ["ragas", "ragas"]
+    assert {rf.run.config_key for rf in made} == {
+        read_run_file(runs / "base.ragtui.jsonl").run.config_key
+    }
