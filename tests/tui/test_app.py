@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from pathlib import Path
 
 from textual.widgets import Static
@@ -91,7 +92,12 @@ async def test_run_names_and_ids_show_literally(tmp_path: Path, make_app) -> Non
     run = Run(
         id="r[1]", name=name, created_at="2026-11-30T00:00:00Z", config_key="[b]k", judge=JUDGE
     )
-    write_run_file(tmp_path / "runs" / f"evil{SUFFIX}", run, history_cases(3, 0.8, seed=1))
+    metric = "[i]m[/]\x1b[2J"
+    cases = [
+        replace(c, scores={**c.scores, metric: c.scores["faithfulness"]})
+        for c in history_cases(3, 0.8, seed=1)
+    ]
+    write_run_file(tmp_path / "runs" / f"evil{SUFFIX}", run, cases)
     app = make_app(tmp_path / "runs")
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_ready(app, pilot)
@@ -104,6 +110,8 @@ async def test_run_names_and_ids_show_literally(tmp_path: Path, make_app) -> Non
         assert isinstance(app.screen, CaseListScreen)
         title = str(app.screen.query_one("#title").render())
         assert "[bold red]evil[/]" in title and "\x1b" not in title
+        header = widget_text(app.screen.query_one("#cases")).splitlines()[0]
+        assert "[i]m[/]\\x1b[2J" in header
 
 
 async def test_an_empty_folder_says_how_to_fill_it(tmp_path: Path, make_app) -> None:

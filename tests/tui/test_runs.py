@@ -207,3 +207,21 @@ async def test_a_20000_case_run_opens_its_case_list(tmp_path, make_app) -> None:
         await pilot.press("ctrl+end")  # jump to the last row: only visible rows are rendered
         await pilot.pause()
         assert grid.cursor_row == 19_999
+
+
+async def test_j_and_n_open_the_judge_screens_for_the_highlighted_run(history, make_app) -> None:
+    from ragtui.tui.screens.noise import NoiseScreen
+    from ragtui.tui.screens.rejudge import RejudgeRunScreen
+
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("down", "J")
+        await pilot.pause()
+        assert isinstance(app.screen, RejudgeRunScreen) and app.screen.run_id == "baseline-1121"
+        await pilot.press("escape")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, RunsScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, NoiseScreen) and app.screen.run_id == "baseline-1121"

@@ -183,8 +183,10 @@ class CaseListScreen(Screen[None]):
         box = self.query_one("#table-box", Vertical)
         await box.remove_children()
         narrow = self.size.width < 120
-        labels = [
-            short_metric(c) if narrow and c in self.metrics else c for c in table.column_names
+        # metric names are data: Text labels, so a "[b]" in one is not markup
+        labels: list[str | Text] = [
+            Text(printable(short_metric(c) if narrow and c in self.metrics else c))
+            for c in table.column_names
         ]
         grid = DataTable(
             backend=ArrowBackend(table),

@@ -56,6 +56,21 @@ class RunsScreen(Screen[None]):
             key_display="/",
             tooltip="Filter runs by name, id, config or judge",
         ),
+        Binding(
+            "J",
+            "rejudge_run",
+            "re-judge",
+            key_display="J",
+            show=False,
+            tooltip="Re-judge the highlighted run with another judge",
+        ),
+        Binding(
+            "n",
+            "noise",
+            "noise",
+            show=False,
+            tooltip="Noise check: rerun the highlighted run's judge K times",
+        ),
         Binding("escape", "clear_filter", "clear filter", show=False, tooltip="Clear the filter"),
         Binding(
             "r",
@@ -215,6 +230,27 @@ class RunsScreen(Screen[None]):
         from ragtui.tui.screens.cases import CaseListScreen
 
         self.app.push_screen(CaseListScreen(run_id))
+
+    def action_rejudge_run(self) -> None:
+        run_id = self.table.highlighted_run
+        if run_id is None:
+            return
+        from ragtui.tui.screens.rejudge import RejudgeRunScreen
+
+        self.app.push_screen(RejudgeRunScreen(run_id))
+
+    def action_noise(self) -> None:
+        run_id = self.table.highlighted_run
+        if run_id is None:
+            return
+        from ragtui.tui.screens.noise import NoiseScreen
+
+        self.app.push_screen(NoiseScreen(run_id, against=self.mark_of("B")))
+
+    def on_screen_resume(self) -> None:
+        # back from another screen: a re-judge or noise rerun may have written new run files
+        if self.loaded and self.ragtui.store is not None:
+            self.reload_store(self.ragtui.store)
 
     def action_trends(self) -> None:
         if not self.loaded:
