@@ -32,9 +32,13 @@ print(len(names), ",".join(sorted(m for m in sys.modules if m.split(".")[0] in (
 
 
 def test_core_importers_judge_import_with_textual_and_rich_blocked() -> None:
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, f"a core module needs textual or rich:\n{out.stderr}"
-    count, loaded = out.stdout.strip().split(" ", 1) if " " in out.stdout.strip() else (out.stdout.strip(), "")
+    count, loaded = (
+        out.stdout.strip().split(" ", 1) if " " in out.stdout.strip() else (out.stdout.strip(), "")
+    )
     assert int(count) >= 5  # the walk really imported the packages' modules
     assert loaded == ""
 

@@ -38,16 +38,27 @@ def test_show_case_prints_question_chunks_claims(tmp_path: Path) -> None:
     out = result.stdout
     assert "How long do refunds take for plan 1?" in out
     assert "refund_policy.md" in out and "SUPPORTED" in out and "faithfulness: 100.0 YES" in out
-    as_json = CliRunner().invoke(cli, ["show", "base", "case-001", "--path", str(tmp_path), "--json"])
+    as_json = CliRunner().invoke(
+        cli, ["show", "base", "case-001", "--path", str(tmp_path), "--json"]
+    )
     assert json.loads(as_json.stdout)["case_id"] == "case-001"
 
 
 def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     make_run(tmp_path, "base-1")
     env = {**os.environ, "COLUMNS": "200"}
-    for args in (["show", "nope", "--path", str(tmp_path)], ["runs", str(tmp_path / "missing")],
-                 ["show", "base-1", "no-such-case", "--path", str(tmp_path)]):
-        out = subprocess.run([sys.executable, "-m", "ragtui", *args], capture_output=True, text=True, env=env, timeout=60)
+    for args in (
+        ["show", "nope", "--path", str(tmp_path)],
+        ["runs", str(tmp_path / "missing")],
+        ["show", "base-1", "no-such-case", "--path", str(tmp_path)],
+    ):
+        out = subprocess.run(
+            [sys.executable, "-m", "ragtui", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
         assert out.returncode != 0
         assert "Traceback" not in out.stderr
         assert len(out.stderr.strip().splitlines()) == 1, out.stderr
@@ -56,7 +67,15 @@ def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
 def test_bad_file_is_reported_on_stderr_and_others_listed(tmp_path: Path) -> None:
     make_run(tmp_path, "good-1")
     (tmp_path / "bad.ragtui.jsonl").write_text('{"ragtui_run": 2}\n')
-    out = subprocess.run([sys.executable, "-m", "ragtui", "runs", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "ragtui", "runs", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0
-    assert f"skipped: {tmp_path / 'bad.ragtui.jsonl'}:1: field 'ragtui_run': expected format version 1" in out.stderr
+    assert (
+        f"skipped: {tmp_path / 'bad.ragtui.jsonl'}:1: field 'ragtui_run': expected format version 1"
+        in out.stderr
+    )
     assert "good-1" in out.stdout

@@ -15,12 +15,18 @@ def make_case(i: int, faith: float = 1.0, relevance_raw: int = 4) -> Case:
         answer="Refunds are issued within 5-10 business days.",
         reference="Refunds take 5 to 10 business days.",
         contexts=(
-            Chunk("c1", "Refunds are processed in 5-10 business days.", "refund_policy.md", 1, 0.83),
+            Chunk(
+                "c1", "Refunds are processed in 5-10 business days.", "refund_policy.md", 1, 0.83
+            ),
             Chunk("c2", "Invoices can be issued in EUR or USD.", "billing_faq.md", 2, 0.61),
         ),
         scores={
-            "faithfulness": Score(faith, raw={1.0: "YES", 0.5: "PARTIAL", 0.0: "NO"}[faith],
-                                  label={1.0: "YES", 0.5: "PARTIAL", 0.0: "NO"}[faith], prompt_hash="p1"),
+            "faithfulness": Score(
+                faith,
+                raw={1.0: "YES", 0.5: "PARTIAL", 0.0: "NO"}[faith],
+                label={1.0: "YES", 0.5: "PARTIAL", 0.0: "NO"}[faith],
+                prompt_hash="p1",
+            ),
             "answer_relevance": Score((relevance_raw - 1) / 4, raw=relevance_raw, scale=(1, 5)),
         },
         claims=(Claim("faithfulness", "Refunds take 5-10 business days", "SUPPORTED", ("c1",)),),

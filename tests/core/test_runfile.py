@@ -37,13 +37,35 @@ FULL_CASE = Case(
     question="Who approves refunds past 30 days?",
     answer="A manager — [bold]always[/bold] \x1b[31m in writing.",
     reference="A manager approves them.",
-    contexts=(Chunk(id="c1", text="Managers approve late refunds.", source="refund_policy.md", rank=1, score=0.83),),
+    contexts=(
+        Chunk(
+            id="c1",
+            text="Managers approve late refunds.",
+            source="refund_policy.md",
+            rank=1,
+            score=0.83,
+        ),
+    ),
     scores={
-        "faithfulness": Score(value=0.5, raw="PARTIAL", label="PARTIAL", reply="PARTIAL", prompt_hash="p1"),
-        "answer_relevance": Score(value=0.75, raw=4, scale=(1, 5), reason="on topic", threshold=0.5),
+        "faithfulness": Score(
+            value=0.5, raw="PARTIAL", label="PARTIAL", reply="PARTIAL", prompt_hash="p1"
+        ),
+        "answer_relevance": Score(
+            value=0.75, raw=4, scale=(1, 5), reason="on topic", threshold=0.5
+        ),
     },
-    claims=(Claim(metric="faithfulness", text="in writing", verdict="UNSUPPORTED", chunks=(), reason="not in C1"),
-            Claim(metric="faithfulness", text="a manager approves", verdict="SUPPORTED", chunks=("c1",))),
+    claims=(
+        Claim(
+            metric="faithfulness",
+            text="in writing",
+            verdict="UNSUPPORTED",
+            chunks=(),
+            reason="not in C1",
+        ),
+        Claim(
+            metric="faithfulness", text="a manager approves", verdict="SUPPORTED", chunks=("c1",)
+        ),
+    ),
     errors={"context_recall": "judge reply was not valid JSON"},
     human={"faithfulness": 1.0},
     latency_ms=812,
@@ -64,16 +86,26 @@ def test_header_matches_the_design_layout(tmp_path: Path) -> None:
     path = write_run_file(tmp_path / "a.ragtui.jsonl", FULL_RUN, [FULL_CASE])
     header, case = (json.loads(line) for line in path.read_text().splitlines())
     assert header["ragtui_run"] == 1
-    assert header["judge"] == {"model": "llama3.2:3b", "provider": "ollama", "prompt_hash": "abc123"}
+    assert header["judge"] == {
+        "model": "llama3.2:3b",
+        "provider": "ollama",
+        "prompt_hash": "abc123",
+    }
     assert case["scores"]["answer_relevance"] == {
-        "value": 0.75, "raw": 4, "scale": [1, 5], "reason": "on topic", "threshold": 0.5,
+        "value": 0.75,
+        "raw": 4,
+        "scale": [1, 5],
+        "reason": "on topic",
+        "threshold": 0.5,
     }
     assert case["errors"] == {"context_recall": "judge reply was not valid JSON"}
 
 
 def _write_lines(tmp_path: Path, *lines: object) -> Path:
     path = tmp_path / "bad.ragtui.jsonl"
-    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    path.write_text(
+        "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
+    )
     return path
 
 
@@ -83,16 +115,42 @@ HEADER = {"ragtui_run": 1, "id": "r", "created_at": "2026-11-20T10:00:00Z"}
 @pytest.mark.parametrize(
     ("case_line", "field", "expected", "found"),
     [
-        ({"case_id": "x", "question": "q", "answer": "a", "scores": {"faithfulness": {"value": 1.7}}},
-         "scores.faithfulness.value", "a number in [0, 1]", "1.7"),
+        (
+            {
+                "case_id": "x",
+                "question": "q",
+                "answer": "a",
+                "scores": {"faithfulness": {"value": 1.7}},
+            },
+            "scores.faithfulness.value",
+            "a number in [0, 1]",
+            "1.7",
+        ),
         ({"case_id": "x", "question": "q"}, "answer", "a string", None),
         ({"case_id": 5, "question": "q", "answer": "a"}, "case_id", "a string", "int 5"),
-        ({"case_id": "x", "question": "q", "answer": "a", "contexts": [{"id": "c", "text": 3}]},
-         "contexts[0].text", "a string", "int 3"),
-        ({"case_id": "x", "question": "q", "answer": "a", "claims": [{"metric": "f", "text": "t", "verdict": "MAYBE"}]},
-         "claims[0].verdict", "one of SUPPORTED", "MAYBE"),
-        ({"case_id": "x", "question": "q", "answer": "a", "scores": {"f": {"value": "high"}}},
-         "scores.f.value", "a finite number", "str \"high\""),
+        (
+            {"case_id": "x", "question": "q", "answer": "a", "contexts": [{"id": "c", "text": 3}]},
+            "contexts[0].text",
+            "a string",
+            "int 3",
+        ),
+        (
+            {
+                "case_id": "x",
+                "question": "q",
+                "answer": "a",
+                "claims": [{"metric": "f", "text": "t", "verdict": "MAYBE"}],
+            },
+            "claims[0].verdict",
+            "one of SUPPORTED",
+            "MAYBE",
+        ),
+        (
+            {"case_id": "x", "question": "q", "answer": "a", "scores": {"f": {"value": "high"}}},
+            "scores.f.value",
+            "a finite number",
+            'str "high"',
+        ),
     ],
 )
 def test_bad_case_line_names_file_line_field_expected_found(
@@ -148,7 +206,9 @@ def test_config_key_derived_without_volatile_keys() -> None:
 
 
 def test_header_without_config_key_gets_derived_key(tmp_path: Path) -> None:
-    path = _write_lines(tmp_path, {**HEADER, "config": {"top_k": 3, "seed": 1}, "judge": {"model": "m"}})
+    path = _write_lines(
+        tmp_path, {**HEADER, "config": {"top_k": 3, "seed": 1}, "judge": {"model": "m"}}
+    )
     run = read_run_file(path).run
     assert run.config_key == derive_config_key({"top_k": 3}, JudgeInfo("m", None, None))
     assert run.name == "r" and run.kind == "eval"
