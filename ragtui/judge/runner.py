@@ -56,8 +56,10 @@ class BatchResult:
     seconds: float
     calls: int  # HTTP attempts, retries included
     error_samples: list[str] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
+        """One line; the three counts are grades (case x metric) and add up to all of them."""
         p = self.progress
         judged = p.done - p.resumed
         text = (
@@ -287,6 +289,7 @@ async def judge_run(
         progress=state,
         calls=client.calls,
         error_samples=samples,
+        metrics=[m.name for m in chosen],
         seconds=asyncio.get_running_loop().time() - started,
     )
 
