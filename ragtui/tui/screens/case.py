@@ -70,6 +70,7 @@ class CaseScreen(Screen):
         Binding("left_square_bracket", "step(-1)", "Prev case"),
         Binding("tab", "switch_side", "A/B", priority=True),
         Binding("m", "next_metric", "Metric"),
+        Binding("j", "rejudge", "Re-judge"),
     ]
 
     def __init__(
@@ -332,6 +333,18 @@ class CaseScreen(Screen):
         await self._show_evidence()
         self._show_scores()
         self._refresh_title()
+
+    def action_rejudge(self) -> None:
+        """Re-judge this case of the run on the shown side; the history then includes it."""
+        from ragtui.tui.screens.rejudge import RejudgeCaseScreen
+
+        run_id = self.other_run_id if self.side == "A" and self.other_run_id else self.run_id
+
+        def judged(result: str | None) -> None:
+            if result is not None:
+                self.load()
+
+        self.app.push_screen(RejudgeCaseScreen(run_id, self.case_id), judged)
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -73,6 +73,7 @@ class CompareScreen(Screen):
         Binding("m", "next_metric", "Metric"),
         Binding("r", "toggle_regressions", "Regressions only"),
         Binding("slash", "search", "Filter"),
+        Binding("n", "noise", "Noise check"),
     ]
 
     def __init__(self, a_run_id: str, b_run_id: str) -> None:
@@ -284,6 +285,16 @@ class CompareScreen(Screen):
         tables = self.query("#case-table")
         if tables:
             tables.first().focus()
+
+    def action_noise(self) -> None:
+        """Rerun A's judge K times to measure its noise, then the verdict of A vs B again."""
+        from ragtui.tui.screens.noise import NoiseScreen
+
+        def measured(_: None) -> None:  # new reruns of A may now set the noise floor
+            self.query_one("#compare-body").loading = True
+            self.run_comparison()
+
+        self.app.push_screen(NoiseScreen(self.a_run_id, against=self.b_run_id), measured)
 
     def action_back(self) -> None:
         box = self.query_one("#case-search", Input)

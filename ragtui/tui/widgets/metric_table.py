@@ -170,6 +170,10 @@ def agreement_line(g: Agreement) -> Text:
 def notes(c: Comparison, metric: str | None) -> Text:
     r = c.metric(metric) if metric is not None else None
     lines = [rule_line(c, r), detail_line(r)]
-    lines += [lit(f"! {w}", "yellow") for w in c.warnings]
-    lines += [agreement_line(g) for g in [*c.agreement, *c.human] if metric in (None, g.metric)]
+    # every metric's agreement: when the judges disagree, that is the news, whatever is selected;
+    # the engine's "low agreement" warnings say the same, so they are not repeated
+    agreements = [*c.agreement, *c.human]
+    lines += [agreement_line(g) for g in agreements]
+    said = tuple(f"{g.metric}: low agreement" for g in agreements)
+    lines += [lit(f"! {w}", "yellow") for w in c.warnings if not w.startswith(said)]
     return Text("\n").join(lines)

@@ -1,0 +1,246 @@
+"""Re-judge a case (`j`), a run (then Compare with judge agreement), and the Noise screen,
+against the real fake judge HTTP server (tests/fakejudge.py) on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, SelectionList
+
+from ragtui.tui.screens.case import CaseScreen
+from ragtui.tui.screens.compare import CompareScreen
+from ragtui.tui.screens.noise import NoiseScreen
+from ragtui.tui.screens.rejudge import RejudgeCaseScreen, RejudgeRunScreen
+from tests.fakejudge import FakeJudge, Reply
+from tests.tui.conftest import wait_ready
+from tests.tui.history_b import WORST, screen_text, write_history
+
+PRECISION = json.dumps({"chunks": [{"chunk": i, "useful": i == 1} for i in (1, 2, 3)]})
+
+
+def scripted(fake: FakeJudge) -> FakeJudge:
+    """Faithfulness: NO for the fixture's bad answers, else YES; relevance 4; precision JSON."""
+    fake.when("One digit, 1 to 5", "4")
+    fake.when("chunks are useful", PRECISION)
+    fake.when("Support handles", "NO")
+    return fake
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeJudge]:
+    with FakeJudge(models=["judge-1"]) as server:
+        yield scripted(server)
+
+
+def write_config(folder: Path, url: str, concurrency: int = 4) -> None:
+    (folder / "ragtui.toml").write_text(
+        f'[judges.fake]\nprovider = "ollama"\nurl = "{url}"\nmodel = "judge-1"\n'
+        f"concurrency = {concurrency}\ntimeout = 5\nretries = 0\n"
+    )
+
+
+@pytest.fixture
+def runs(tmp_path: Path, fake: FakeJudge) -> tuple[Path, dict[str, str]]:
+    ids = write_history(tmp_path / "runs")
+    write_config(tmp_path / "runs", fake.url)
+    return tmp_path / "runs", ids
+
+
+def file_cases(folder: Path, run_id: str) -> list[dict]:
+    return [json.loads(x) for x in (folder / f"{run_id}.ragtui.jsonl").read_text().splitlines()[1:]]
+
+
+async def run_form(app, pilot) -> None:  # type: ignore[no-untyped-def]
+    await pilot.click("#judge-run")
+    for _ in range(50):  # the batch runs in a worker thread; wait for it and its messages
+        await wait_ready(app, pilot)
+        if not getattr(app.screen, "running", False):
+            break
+    await wait_ready(app, pilot)
+
+
+async def test_rejudge_case_shows_old_and_new_verdicts(runs, fake, make_app) -> None:
+    path, ids = runs
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        case = CaseScreen(ids["small-generator"], [WORST], 0, other_run_id=ids["baseline"])
+        await app.push_screen(case)
+        await wait_ready(app, pilot)
+        await pilot.press("j")
+        await wait_ready(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, RejudgeCaseScreen) and dialog.run_id == ids["small-generator"]
+        # the run's own metrics that ragtui can judge are ticked
+        ticked = dialog.query_one(SelectionList).selected
+        assert sorted(ticked) == ["answer_relevance", "context_precision", "faithfulness"]
+        await run_form(app, pilot)
+        text = screen_text(app)
+        assert "Before · qwen2.5:7b · small-generator" in text
+        assert "After · fake · judge-1" in text
+        assert "1 cases judged; 3 scored, 0 parse failures, 0 errors" in text
+        requests = fake.chat_requests()
+        assert len(requests) == 3  # one call per metric, for this one case
+        assert all("more than 7 days after renewal" in r.prompt for r in requests)
+        assert sum("Support handles refund case 7" in r.prompt for r in requests) == 2
+        # the new grades, read from the run file the batch wrote
+        rejudged = [c for c in file_cases(path, dialog.result_id) if c["case_id"] == WORST]
+        assert rejudged[0]["scores"]["faithfulness"]["label"] == "NO"
+        assert rejudged[0]["scores"]["answer_relevance"]["value"] == 0.75
+        assert re.search(r"answer_relevance  75\b", text)
+        await pilot.press("escape")
+        await wait_ready(app, pilot)
+        assert app.screen is case
+        assert "history · this case in 6 runs" in screen_text(app)  # the re-judge joined it
+
+
+async def test_unreachable_judge_is_one_line_and_the_form_stays(tmp_path, make_app) -> None:
+    path = tmp_path / "runs"
+    ids = write_history(path)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    write_config(path, f"http://127.0.0.1:{port}")
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await app.push_screen(RejudgeCaseScreen(ids["baseline"], WORST))
+        await wait_ready(app, pilot)
+        await run_form(app, pilot)
+        status = str(app.screen.query_one("#rejudge-status").render())
+        assert f"127.0.0.1:{port}" in status and "\n" not in status.strip()
+        assert not app.screen.query_one("#judge-run").disabled  # try again, or esc
+        assert app.screen.result_id is None
+
+
+async def test_no_judges_configured_says_how_to_add_one(tmp_path, make_app) -> None:
+    path = tmp_path / "runs"
+    ids = write_history(path)
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await app.push_screen(RejudgeCaseScreen(ids["baseline"], WORST))
+        await wait_ready(app, pilot)
+        assert "no judges configured: add a [judges.NAME] table" in screen_text(app)
+        assert app.screen.query_one("#judge-run").disabled
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, RejudgeCaseScreen)
+
+
+def kappa(x: list[str], y: list[str]) -> float:
+    """Cohen's κ by its definition, for the check below."""
+    n = len(x)
+    observed = sum(a == b for a, b in zip(x, y, strict=True)) / n
+    cx, cy = Counter(x), Counter(y)
+    expected = sum(cx[k] * cy[k] for k in set(x) | set(y)) / n**2
+    return (observed - expected) / (1 - expected)
+
+
+async def test_rejudge_run_opens_compare_with_judge_agreement(runs, fake, make_app) -> None:
+    path, ids = runs
+    parent = ids["small-generator"]
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await app.push_screen(RejudgeRunScreen(parent))
+        await wait_ready(app, pilot)
+        await run_form(app, pilot)
+        compare = app.screen
+        assert isinstance(compare, CompareScreen)
+        assert compare.a_run_id == parent and compare.b_run_id.startswith(parent + "--rejudge-fake")
+        assert len(fake.chat_requests()) == 40 * 3
+        old = {c["case_id"]: c["scores"]["faithfulness"]["label"] for c in file_cases(path, parent)}
+        new = {
+            c["case_id"]: c["scores"]["faithfulness"]["label"]
+            for c in file_cases(path, compare.b_run_id)
+        }
+        order = sorted(old)
+        k = kappa([old[c] for c in order], [new[c] for c in order])
+        flips = sum(old[c] != new[c] for c in order)
+        text = screen_text(app)
+        assert "A small-generator  vs  B small-generator · fake" in text
+        assert f"agreement faithfulness (A judge vs B judge): κ {k:.2f}" in text
+        assert f"{flips} of 40 flipped" in text
+
+
+async def test_stopping_a_run_rejudge_keeps_finished_cases_and_resumes(tmp_path, make_app) -> None:
+    path = tmp_path / "runs"
+    ids = write_history(path)
+    with FakeJudge(models=["judge-1"], delay=0.05) as slow:
+        scripted(slow)
+        write_config(path, slow.url, concurrency=1)
+        app = make_app(path)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_ready(app, pilot)
+            screen = RejudgeRunScreen(ids["baseline"])
+            await app.push_screen(screen)
+            await wait_ready(app, pilot)
+            await pilot.click("#judge-run")
+            for _ in range(200):
+                await pilot.pause(0.05)
+                if len(slow.chat_requests()) >= 6:
+                    break
+            assert screen.running
+            await pilot.press("escape")  # stop: the screen closes at once
+            await pilot.pause()
+            assert app.screen is not screen
+            await app.workers.wait_for_complete()
+            files = list(path.glob(f"{ids['baseline']}--rejudge-*.ragtui.jsonl"))
+            kept = len(files[0].read_text().splitlines()) - 1
+            assert 1 <= kept < 40
+            calls = len(slow.chat_requests())
+            assert calls < 40 * 3
+            # J again: the finished cases are not judged twice
+            again = RejudgeRunScreen(ids["baseline"])
+            await app.push_screen(again)
+            await wait_ready(app, pilot)
+            await run_form(app, pilot)
+            assert isinstance(app.screen, CompareScreen)
+            assert len(file_cases(path, app.screen.b_run_id)) == 40
+            assert len(slow.chat_requests()) - calls <= (40 - kept) * 3
+
+
+async def test_noise_screen_reruns_judge_and_shows_floor_and_verdict(runs, fake, make_app) -> None:
+    path, ids = runs
+    parent = ids["baseline"]
+    good = [c["answer"] for c in file_cases(path, parent) if c["answer"].startswith("Per the")]
+    flipped = good[:3]  # the second judge pass says NO to three good answers
+    seen: Counter[str] = Counter()
+
+    def responder(request) -> Reply:  # type: ignore[no-untyped-def]
+        seen[request.prompt] += 1
+        hit = any(answer in request.prompt for answer in flipped)
+        return Reply("NO" if hit and seen[request.prompt] == 2 else "YES")
+
+    fake.responder = responder
+    app = make_app(path)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await wait_ready(app, pilot)
+        screen = NoiseScreen(parent, against=ids["small-generator"])
+        await app.push_screen(screen)
+        await wait_ready(app, pilot)
+        metrics = screen.query_one(SelectionList)
+        metrics.deselect_all()
+        metrics.select("faithfulness")
+        screen.query_one("#judge-times", Input).value = "2"
+        await run_form(app, pilot)
+        text = screen_text(app)
+        m1 = 100 * len(good) / 40
+        m2 = 100 * (len(good) - 3) / 40
+        floor = 100 * 1.96 * 3**0.5 / 40  # 1.96·√(Σe²)/N with three e = 1
+        assert f"faithfulness: reruns {m1:.1f} / {m2:.1f} · noise floor ±{floor:.1f} points" in text
+        assert f"reruns differ by {m1 - m2:.1f} points" in text
+        assert "verdict with the noise floor: A" in text
+        assert re.search(
+            r"faithfulness\s+(regressed|improved|no meaningful change|inconclusive)", text
+        )
+        assert (
+            sum(1 for r in fake.chat_requests() if "One word: YES, PARTIAL or NO" in r.prompt) >= 80
+        )
