@@ -129,7 +129,7 @@ def _run_file(
     path: Path, sha: str, body: dict[str, Any], options: ImportOptions, notices: list[str]
 ) -> RunFile:
     raw_cases = body["testCases"]
-    skipped = body.get("conversationalTestCases") or []
+    skipped = body.get("conversationalTestCases")
     if isinstance(skipped, list) and skipped:
         notices.append(
             f"{path}: {len(skipped)} conversational test cases skipped (multi-turn is not imported)"
@@ -145,7 +145,9 @@ def _run_file(
             f"{len(raw_cases)} test cases, unscored metrics counted as errors"
         )
     declared = _declared(body)
-    if all(isinstance(tc.get("order"), int) for tc in raw_cases):
+    if all(
+        isinstance(tc.get("order"), int) and not isinstance(tc["order"], bool) for tc in raw_cases
+    ):
         raw_cases = sorted(raw_cases, key=lambda tc: tc["order"])
     seen: dict[str, int] = {}
     judges: set[str] = set()
@@ -233,7 +235,8 @@ def _declared(body: Mapping[str, Any]) -> list[str]:
         for md in tc.get("metricsData") or []:
             if metric_key(md["name"]) not in names:
                 names.append(metric_key(md["name"]))
-    for entry in body.get("metricsScores") or []:
+    tally = body.get("metricsScores")
+    for entry in tally if isinstance(tally, list) else []:
         metric = entry.get("metric") if isinstance(entry, dict) else None
         if isinstance(metric, str) and metric_key(metric) not in names:
             names.append(metric_key(metric))

@@ -86,26 +86,28 @@ def _to_runs(
     options: ImportOptions,
     notices: list[str],
 ) -> list[RunFile]:
+    header = _clean(header)
     ev = header["eval"]
-    status = header.get("status") or "unknown"
+    status = header["status"]
     if not samples:
         raise fail(path, f"the log (status {status}) holds no samples to import")
     declared = _declared_metrics(header)
     numeric_scales = _numeric_scales(samples, notices, path)
     config, judge, dataset = _header_info(header)
     epochs = sorted({s["epoch"] for s in samples})
-    declared_epochs = (ev.get("config") or {}).get("epochs")
+    declared_epochs = ev.get("config", {}).get("epochs")
     several = len(epochs) > 1 or (isinstance(declared_epochs, int) and declared_epochs > 1)
     if status != "success":
         detail = ""
         if isinstance(header.get("error"), dict):
             detail = f" ({error_text(header['error']).splitlines()[0][:200]})"
-        expected = (ev.get("dataset") or {}).get("samples")
+        expected = ev.get("dataset", {}).get("samples")
         notices.append(
             f"{path}: Inspect log status is '{status}'{detail}; imported the {len(samples)} "
             f"samples it holds" + (f" (dataset has {expected} per epoch)" if expected else "")
         )
-    order = {str(sid): i for i, sid in enumerate((ev.get("dataset") or {}).get("sample_ids") or [])}
+    ids = _items(ev.get("dataset", {}).get("sample_ids"))
+    order = {str(sid): i for i, sid in enumerate(ids)}
     runs = []
     for epoch in epochs:
         part = f"epoch {epoch}" if several else None
@@ -135,6 +137,48 @@ def _to_runs(
     return runs
 
 
+def _clean(header: Mapping[str, Any]) -> dict[str, Any]:
+    """The header with every optional part of the wrong JSON type dropped, so the mapping below
+    can trust the types (only `eval.task` is required, and was checked when read)."""
+    ev = dict(header["eval"])
+    for key in ("config", "dataset", "revision", "model_roles"):
+        if not isinstance(ev.get(key), dict):
+            ev.pop(key, None)
+    for key in ("model", "eval_id", "task_id", "run_id"):
+        if not isinstance(ev.get(key), str):
+            ev.pop(key, None)
+    ev["scorers"] = [_clean_scorer(s) for s in _items(ev.get("scorers")) if isinstance(s, dict)]
+    results = dict(header.get("results") or {})
+    results["scores"] = [
+        _clean_scorer(s) for s in _items(results.get("scores")) if isinstance(s, dict)
+    ]
+    plan = header.get("plan") or {}
+    steps = [s for s in _items(plan.get("steps")) if isinstance(s, dict)]
+    status = header.get("status")
+    return {
+        "eval": ev,
+        "status": status if isinstance(status, str) and status else "unknown",
+        "results": results,
+        "plan": {"steps": steps},
+        "error": header.get("error"),
+    }
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _clean_scorer(scorer: dict[str, Any]) -> dict[str, Any]:
+    out = dict(scorer)
+    for key in ("name", "scorer"):
+        if not isinstance(out.get(key), str):
+            out.pop(key, None)
+    for key in ("options", "params"):
+        if not isinstance(out.get(key), dict):
+            out.pop(key, None)
+    return out
+
+
 def _run_id(ev: Mapping[str, Any], status: str, epoch: int | None) -> str | None:
     """From Inspect's own eval id, so the .eval and the .json of one log are one run (a second
     import is a no-op). Retries get a new eval id from Inspect; an unfinished log gets its
@@ -151,15 +195,15 @@ def _run_id(ev: Mapping[str, Any], status: str, epoch: int | None) -> str | None
 def _declared_metrics(header: Mapping[str, Any]) -> list[str]:
     """Every metric the log's scorers promise, so samples that lack one count it as an error."""
     names: list[str] = []
-    for scorer in header["eval"].get("scorers") or []:
-        if isinstance(scorer, dict) and isinstance(scorer.get("name"), str):
+    for scorer in header["eval"]["scorers"]:
+        if "name" in scorer:
             metrics = scorer.get("metrics")
             if isinstance(metrics, dict):  # a dict-valued scorer: metrics per key
                 names += [f"{scorer['name']}.{key}" for key in metrics]
             else:
                 names.append(scorer["name"])
-    for score in (header.get("results") or {}).get("scores") or []:
-        if isinstance(score, dict) and isinstance(score.get("scorer"), str):
+    for score in header["results"]["scores"]:
+        if "scorer" in score:
             name, scorer = score.get("name"), score["scorer"]
             metric = scorer if name in (None, scorer) else f"{scorer}.{name}"
             if metric not in names and not any(n.startswith(scorer + ".") for n in names):
@@ -314,14 +358,14 @@ def _header_info(header: Mapping[str, Any]) -> tuple[dict[str, Any], JudgeInfo, 
     ev = header["eval"]
     model = ev.get("model")
     dataset = ev.get("dataset") if isinstance(ev.get("dataset"), dict) else {}
-    scorers = [s for s in ev.get("scorers") or [] if isinstance(s, dict)]
+    scorers = list(ev["scorers"])
     if not scorers:  # older logs: scorer names and params live in results.scores
         scorers = [
             {"name": s.get("scorer"), "options": s.get("params") or s.get("options") or {}}
-            for s in (header.get("results") or {}).get("scores") or []
+            for s in header["results"]["scores"]
             if isinstance(s, dict)
         ]
-    steps = ((header.get("plan") or {}).get("steps")) or []
+    steps = header["plan"]["steps"]
     revision = ev.get("revision") if isinstance(ev.get("revision"), dict) else {}
     config: dict[str, Any] = {
         "task": ev["task"],
@@ -364,16 +408,15 @@ def _judge(ev: Mapping[str, Any], scorers: list[dict[str, Any]]) -> JudgeInfo:
     ]
     if not graded:
         return JudgeInfo()
-    role = (ev.get("model_roles") or {}).get("grader")
-    model = (role or {}).get("model") if isinstance(role, dict) else None
-    model = model or next(
-        (str(s["options"]["model"]) for s in graded if (s.get("options") or {}).get("model")), None
-    )
-    model = model or ev.get("model")
+    role = ev.get("model_roles", {}).get("grader")
+    candidates = [role.get("model") if isinstance(role, dict) else None]
+    candidates += [s.get("options", {}).get("model") for s in graded]  # model_graded_*(model=...)
+    candidates.append(ev.get("model"))
+    model = next((m for m in candidates if isinstance(m, str) and m), None)
     material = json.dumps(
         [[s.get("name"), s.get("options") or {}] for s in graded], sort_keys=True, default=str
     )
-    provider = model.split("/", 1)[0] if isinstance(model, str) and "/" in model else None
+    provider = model.split("/", 1)[0] if model and "/" in model else None
     return JudgeInfo(
         model=model,
         provider=provider,

@@ -252,3 +252,64 @@ def test_malformed_files_give_one_clear_error(tmp_path: Path) -> None:
         assert message in text, (path.name, text)
         assert "\n" not in text
         assert DEEPEVAL.last_notices == ["untouched"]
+
+
+# ---------------------------------------------------------------- wrong types anywhere
+
+WRONG = (None, 5, "x", [1], {"a": 1}, True)
+
+
+def _paths(value: Any, depth: int, skip: frozenset[str], prefix: tuple = ()) -> list[tuple]:
+    """Paths to the fields of a JSON document (first list item only), `depth` levels deep."""
+    out = []
+    if depth == 0:
+        return out
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value[:1])
+        if isinstance(value, list)
+        else []
+    )
+    for key, child in items:
+        if key in skip:
+            continue
+        out.append((*prefix, key))
+        out += _paths(child, depth - 1, skip, (*prefix, key))
+    return out
+
+
+def _with(doc: Any, path: tuple, new: Any) -> Any:
+    copy = json.loads(json.dumps(doc))
+    target = copy
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = new
+    return copy
+
+
+def test_wrong_types_anywhere_never_crash(tmp_path: Path) -> None:
+    """Any field replaced by any other JSON type: a clean import or one ImportFormatError,
+    never another exception, and what is imported is a valid native run."""
+    doc = json.loads(LATEST.read_text())
+    # optional fields the fixture lacks, so that they are tried too
+    doc["testRunData"].update(
+        identifier="x", datasetAlias="d", datasetVersion="1", prompts=[{"alias": "p"}]
+    )
+    doc["testRunData"]["testCases"][0].update(
+        metadata={"k": "v"}, tags=["t"], context=["c"], completionTime=1.5, comments="c"
+    )
+    paths = _paths(doc, 6, frozenset({"verboseLogs"}))
+    assert len(paths) > 40
+    target = tmp_path / "variant.json"
+    for path in paths:
+        for new in WRONG:
+            target.write_text(json.dumps(_with(doc, path, new)))
+            try:
+                run_files = DEEPEVAL.load(target, ImportOptions())
+            except ImportFormatError as err:
+                assert str(err).startswith(str(target)), (path, new, err)
+                continue
+            for run_file in run_files:
+                out = write_run_file(tmp_path / "out.ragtui.jsonl", run_file.run, run_file.cases)
+                assert read_run_file(out) == run_file, (path, new)

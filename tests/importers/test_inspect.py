@@ -412,3 +412,65 @@ def test_malformed_files_give_one_clear_error(tmp_path: Path) -> None:
         assert message in text, (path.name, text)
         assert "\n" not in text
         assert INSPECT.last_notices == ["untouched"]  # a failed load reports nothing half-done
+
+
+# ---------------------------------------------------------------- wrong types anywhere
+
+WRONG = (None, 5, "x", [1], {"a": 1}, True)
+
+
+def _paths(value: Any, depth: int, skip: frozenset[str], prefix: tuple = ()) -> list[tuple]:
+    """Paths to the fields of a JSON document (first list item only), `depth` levels deep."""
+    out = []
+    if depth == 0:
+        return out
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value[:1])
+        if isinstance(value, list)
+        else []
+    )
+    for key, child in items:
+        if key in skip:
+            continue
+        out.append((*prefix, key))
+        out += _paths(child, depth - 1, skip, (*prefix, key))
+    return out
+
+
+def _with(doc: Any, path: tuple, new: Any) -> Any:
+    copy = json.loads(json.dumps(doc))
+    target = copy
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = new
+    return copy
+
+
+def test_wrong_types_anywhere_never_crash(tmp_path: Path) -> None:
+    """Any field replaced by any other JSON type: a clean import or one ImportFormatError,
+    never another exception, and what is imported is a valid native run."""
+    doc = json.loads(CANCELLED_JSON.read_text())
+    doc["samples"][0].update(choices=["Yes", "No"], attachments={"a": "b"})
+    doc["samples"][0]["metadata"]["documents"] = [{"text": "t", "id": "d1", "source": "s"}]
+    doc["eval"]["model_roles"] = {"grader": {"model": "openai/gpt-4o"}}
+    doc["eval"]["scorers"][0]["options"] = {"model": "openai/gpt-4o-mini"}
+    paths = _paths(
+        doc,
+        4,
+        frozenset({"events", "messages", "attachments", "store", "model_usage", "error_retries"}),
+    )
+    assert len(paths) > 40
+    target = tmp_path / "variant.json"
+    for path in paths:
+        for new in WRONG:
+            target.write_text(json.dumps(_with(doc, path, new)))
+            try:
+                run_files = load(target)
+            except ImportFormatError as err:
+                assert str(err).startswith(str(target)), (path, new, err)
+                continue
+            for run_file in run_files:
+                out = write_run_file(tmp_path / "out.ragtui.jsonl", run_file.run, run_file.cases)
+                assert read_run_file(out) == run_file, (path, new)
