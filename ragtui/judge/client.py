@@ -60,6 +60,7 @@ class JudgeClient:
         self.base = config.url.rstrip("/")
         headers = {"Accept": "application/json"}
         key = config.api_key()
+        self._key = key  # kept only to mask it in error text
         if key:
             headers["Authorization"] = f"Bearer {key}"
         self._semaphore = asyncio.Semaphore(config.concurrency)
@@ -212,7 +213,8 @@ class JudgeClient:
                     if status < 300:
                         return _decode(response, cfg, url)
                     error = JudgeHTTPError(
-                        f"judge {cfg.name}: {url} answered HTTP {status}{_excerpt(response)}",
+                        f"judge {cfg.name}: {url} answered HTTP {status}"
+                        + _excerpt(response, self._key),
                         status,
                     )
                     if status != 429 and status < 500:
@@ -236,7 +238,7 @@ class JudgeClient:
 
 
 def _with_attempts(error: JudgeError, attempts: int) -> tuple[Any, ...]:
-    message = f"{error} (after {attempts} attempts)"
+    message = f"{error} (after {attempts} attempt{'s' * (attempts != 1)})"
     return (message, error.status) if isinstance(error, JudgeHTTPError) else (message,)
 
 
@@ -251,8 +253,12 @@ def _reason(exc: BaseException) -> str:
     return text.splitlines()[0][:120]
 
 
-def _excerpt(response: httpx.Response) -> str:
-    text = " ".join(response.text.split())[:120]
+def _excerpt(response: httpx.Response, secret: str | None = None) -> str:
+    """The start of a reply body, for error messages; a server echoing our key gets it masked."""
+    text = " ".join(response.text.split())
+    if secret:
+        text = text.replace(secret, "***")
+    text = text[:120]
     return f": {text}" if text else ""
 
 

@@ -167,7 +167,7 @@ async def test_api_key_sent_from_env_and_never_in_errors(
     secret = "sk-test-SECRET-1234567890"
     monkeypatch.setenv("RAGTUI_TEST_KEY", secret)
     fake_judge.required_key = secret
-    fake_judge.script(Reply("YES"), Fault(400, body="nope"))
+    fake_judge.script(Reply("YES"), Fault(400, body=f"bad key Bearer {secret} for you"))
     cfg = judge(fake_judge, "openai", api_key_env="RAGTUI_TEST_KEY")
     async with JudgeClient(cfg) as client:
         assert await client.chat(MESSAGES) == "YES"
@@ -175,6 +175,7 @@ async def test_api_key_sent_from_env_and_never_in_errors(
             await client.chat(MESSAGES)
     assert fake_judge.chat_requests()[0].headers["authorization"] == f"Bearer {secret}"
     assert secret not in str(info.value) and secret not in repr(cfg)
+    assert "bad key Bearer *** for you" in str(info.value)  # an echoing server is masked
 
 
 async def test_models_and_check(fake_judge: FakeJudge) -> None:
