@@ -225,3 +225,22 @@ async def test_j_and_n_open_the_judge_screens_for_the_highlighted_run(history, m
         await pilot.press("n")
         await pilot.pause()
         assert isinstance(app.screen, NoiseScreen) and app.screen.run_id == "baseline-1121"
+
+
+async def test_double_click_opens_a_run_and_a_case(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.double_click(RunTable, offset=(20, 2))  # second run
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, CaseListScreen) and screen.run_id == "baseline-1121"
+        grid = screen.query_one("#cases", FastTable)
+        await pilot.click(grid, offset=(10, 3))  # one click: highlight the third case only
+        await pilot.pause()
+        assert grid.cursor_row == 2 and app.screen is screen
+        await pilot.double_click(grid, offset=(10, 3))
+        await pilot.pause()
+        from ragtui.tui.screens.case import CaseScreen
+
+        assert isinstance(app.screen, CaseScreen) and app.screen.index == 2

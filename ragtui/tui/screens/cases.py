@@ -18,6 +18,7 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, LoadingIndicator, Static
 from textual_fastdatatable import ArrowBackend, DataTable
@@ -105,6 +106,17 @@ def filter_table(table: pa.Table, needle: str) -> pa.Table:
     return table.filter(mask)
 
 
+class CaseGrid(DataTable):
+    """The Arrow-backed case table; a double click opens the case (one click highlights)."""
+
+    class Opened(Message):
+        """The user double-clicked a row."""
+
+    def on_click(self, event: events.Click) -> None:
+        if event.chain == 2:
+            self.post_message(self.Opened())
+
+
 class CaseListScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -188,7 +200,7 @@ class CaseListScreen(Screen[None]):
             Text(printable(short_metric(c) if narrow and c in self.metrics else c))
             for c in table.column_names
         ]
-        grid = DataTable(
+        grid = CaseGrid(
             backend=ArrowBackend(table),
             column_labels=labels,
             cursor_type="row",
@@ -249,6 +261,5 @@ class CaseListScreen(Screen[None]):
         self.needle = event.value.strip()
         await self._show(filter_table(self.full, self.needle))
 
-    def on_click(self, event: events.Click) -> None:
-        if event.chain == 2 and isinstance(event.widget, DataTable):
-            self.action_open_case()
+    def on_case_grid_opened(self) -> None:
+        self.action_open_case()

@@ -293,10 +293,8 @@ class RunsScreen(Screen[None]):
         detail = run_detail(run, self.metrics, self.folder) if run else ""
         self.query_one("#run-detail", Static).update(detail)
 
-    def on_click(self, event: events.Click) -> None:
-        # a click highlights a row (DataTable does that); a double click opens it
-        if event.chain == 2 and isinstance(event.widget, RunTable):
-            self.action_open_run()
+    def on_run_table_opened(self) -> None:
+        self.action_open_run()
 
 
 def run_detail(run: dict[str, Any], metrics: list[str], folder: Path) -> Text:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
+from textual import events
+from textual.message import Message
 from textual.widgets import DataTable
 
 from ragtui.core.views import printable
@@ -96,6 +98,9 @@ def matches(row: RunRow, needle: str) -> bool:
 class RunTable(DataTable):
     """Runs, one row each, keyed by run id. `layout` is wide / medium / compact by width."""
 
+    class Opened(Message):
+        """The user double-clicked a row (one click only highlights it)."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
         self.rows_model: list[RunRow] = []
@@ -130,6 +135,11 @@ class RunTable(DataTable):
         if keep is not None and keep in self.rows:
             self.move_cursor(row=self.get_row_index(keep))
         return layout
+
+    def on_click(self, event: events.Click) -> None:
+        # runs before DataTable's own click handler, which moves the cursor and stops the event
+        if event.chain == 2:
+            self.post_message(self.Opened())
 
     @property
     def highlighted_run(self) -> str | None:
