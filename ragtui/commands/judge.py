@@ -137,11 +137,15 @@ class _Bar:
         self._tasks: dict[Any, Any] = {}
 
     def __enter__(self) -> _Bar:
-        self._progress.start()
+        # Only on a terminal: piped stderr gets the summary lines and nothing else.
+        self._live = self._progress.console.is_terminal
+        if self._live:
+            self._progress.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._progress.stop()
+        if self._live:
+            self._progress.stop()
 
     def update(self, p: Progress, key: Any = 0, label: str | None = None) -> None:
         from rich.markup import escape

@@ -121,6 +121,7 @@ def test_connection_refused_is_one_line_and_non_zero(tmp_path: Path) -> None:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "connection refused" in lines[0], result.stderr
     assert "Traceback" not in result.output
+    assert result.stderr == lines[0] + "\n"  # nothing else: no blank line from a progress bar
 
 
 def test_bad_judge_choice_is_one_line(tmp_path: Path, server: FakeJudge) -> None:
