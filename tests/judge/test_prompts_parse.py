@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragtui.core.model import Chunk
 from ragtui.judge.parse import (
@@ -109,3 +111,10 @@ def test_prompt_by_hash() -> None:
 
     assert prompt_by_hash(FAITH_LABEL.hash) is FAITH_LABEL
     assert prompt_by_hash("p-000000000000") is None and prompt_by_hash(None) is None
+
+
+@given(st.text(alphabet=st.sampled_from(list('<>/&;answeril tgchunk="\n'))))
+def test_no_answer_text_can_close_or_open_a_block(text: str) -> None:
+    rendered = block("answer", text)
+    assert rendered.count("<") == 2 and rendered.count(">") == 2  # the two real tags only
+    assert unescape(rendered[len("<answer>\n") : -len("\n</answer>")]) == text
