@@ -114,9 +114,9 @@ def import_file(
             fmt = detect(path).name
         except ImportFormatError:
             fmt = "generic"  # --map names the columns of a table no sniffer knows
-    run_files = load_file(path, fmt, options)
     lines: list[str] = []
     notices: list[str] = []
+    run_files = load_file(path, fmt, options, notices)
     fresh = []
     for run_file in run_files:
         if run_file.run.id in known_ids:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ragtui.core.model import RunFile
 from ragtui.importers import deepeval, generic, inspect, native, promptfoo, ragas  # noqa: F401  (they register)
 from ragtui.importers.base import (
     HEAD_BYTES,
@@ -48,7 +49,14 @@ def detect(path: Path) -> Importer:
     raise ImportFormatError(f"{path}: unknown format; tried:\n" + "\n".join(reasons))
 
 
-def load_file(path: Path, fmt: str | None = None, options: ImportOptions | None = None) -> list:
+def load_file(
+    path: Path,
+    fmt: str | None = None,
+    options: ImportOptions | None = None,
+    notices: list[str] | None = None,
+) -> list[RunFile]:
+    """Every run in a foreign file. What the importer noticed on the way (a cancelled log, an
+    interrupted run, rescaled values) is appended to `notices`, one line each, naming the file."""
     options = options or ImportOptions()
     if fmt is None:
         importer = detect(path)
@@ -56,4 +64,7 @@ def load_file(path: Path, fmt: str | None = None, options: ImportOptions | None 
         importer = REGISTRY[fmt]
     else:
         raise ImportFormatError(f"unknown --format {fmt!r}; known: {', '.join(REGISTRY)}")
-    return importer.load(path, options)
+    runs = importer.load(path, options)
+    if notices is not None:
+        notices.extend(getattr(importer, "last_notices", ()))
+    return runs

@@ -118,7 +118,7 @@ def import_foreign_files(folder: Path) -> tuple[list[Path], list[str]]:
     written: list[Path] = []
     for path, sha in pending:
         try:
-            run_files = load_file(path)
+            run_files = load_file(path, notices=notices)
         except RagtuiError as err:
             notices.append(f"not imported: {_one_line(err)}")
             continue

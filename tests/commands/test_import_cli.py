@@ -187,3 +187,10 @@ def test_pairs_keep_spaces_and_parentheses() -> None:
     assert _pairs(("prompt=strict v2, short",), "--set", several=False) == {
         "prompt": "strict v2, short"
     }
+
+
+def test_import_of_a_cancelled_inspect_log_says_so(tmp_path: Path) -> None:
+    source = Path(__file__).parents[1] / "data" / "inspect" / "inspect_v0.3.95_match_popularity.json"
+    result = CliRunner().invoke(cli, ["import", str(source), "--into", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "status is 'cancelled'; imported the 3 samples it holds" in result.output
