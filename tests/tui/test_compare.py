@@ -108,12 +108,12 @@ async def test_histogram_and_cases_worst_first(folder, make_app) -> None:
         cases = screen.query_one("#case-table", FastTable)
         rows = table_rows(cases)
         assert len(rows) == len(d)
-        shown = [float(r[2]) for r in rows]
+        shown = [float(r[3]) for r in rows]
         assert shown == sorted(shown)  # worst first
         assert shown[0] == pytest.approx(100 * min(d.values()), abs=0.05)
         assert [r[0] for r in rows] == screen.visible_ids
-        assert WORST in [r[0] for r in rows if float(r[2]) == -100.0]
-        assert rows[0][3].startswith("Can invoices") or rows[0][3].startswith("Who approves")
+        assert WORST in [r[0] for r in rows if float(r[3]) == -100.0]
+        assert rows[0][4].startswith("Can invoices") or rows[0][4].startswith("Who approves")
 
 
 async def test_filters_metric_regressions_and_search(folder, make_app) -> None:
@@ -127,7 +127,7 @@ async def test_filters_metric_regressions_and_search(folder, make_app) -> None:
         d = expected_deltas(path, ids, "small-generator", "faithfulness")
         rows = table_rows(screen.query_one("#case-table", FastTable))
         assert len(rows) == sum(v < -1e-12 for v in d.values()) > 0
-        assert all(float(r[2]) < 0 for r in rows)
+        assert all(float(r[3]) < 0 for r in rows)
         assert "regressions only" in screen_text(app)
 
         await pilot.press("slash")

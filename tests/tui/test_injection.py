@@ -173,12 +173,6 @@ async def test_error_notification_stays_literal(evil_folder, make_app) -> None:
         assert_inert(app)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ragtui/tui/screens/cases.py (TUI-A) passes metric names to fastdatatable as str "
-    "column_labels, which it parses as markup: [link=...] in a metric name becomes a link. "
-    "Fix there: column_labels=[Text(printable(c)) ...]; then drop this mark.",
-)
 async def test_case_list_stays_literal(evil_folder, make_app) -> None:
     """The run's case list (enter on a run), metric names in its column headers included."""
     app = make_app(evil_folder)

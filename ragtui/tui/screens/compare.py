@@ -52,15 +52,21 @@ def filter_cases(cases: pa.Table, f: CaseFilter) -> pa.Table:
 
 
 def display_table(rows: pa.Table, question_width: int = QUESTION_WIDTH) -> pa.Table:
-    """What the case table shows: untrusted text made printable, values in points."""
+    """What the case table shows: untrusted text made printable, values in points.
+
+    ASCII only where the data allows (no arrow, an ASCII ellipsis): fastdatatable measures an
+    all-ASCII column with Arrow alone, but any other column cell by cell in Python.
+    """
     ids = rows["case_id"].to_pylist()
-    a, b, d = (rows[c].to_pylist() for c in ("a", "b", "delta"))
     return pa.table(
         {
             "case": [printable(i) for i in ids],
-            "A → B": [f"{short_pts(x)} → {short_pts(y)}" for x, y in zip(a, b, strict=True)],
-            "Δ pts": [signed(x) for x in d],
-            "question": [excerpt(q, question_width) for q in rows["question"].to_pylist()],
+            "A": [short_pts(x) for x in rows["a"].to_pylist()],
+            "B": [short_pts(x) for x in rows["b"].to_pylist()],
+            "Δ pts": [signed(x) for x in rows["delta"].to_pylist()],
+            "question": [
+                excerpt(q, question_width, ellipsis="...") for q in rows["question"].to_pylist()
+            ],
         }
     )
 
@@ -149,8 +155,12 @@ class CompareScreen(Screen):
         if self.all_cases is None:
             return
         rows = filter_cases(self.all_cases, f)
-        shown = display_table(rows, question_width)
-        self.app.call_from_thread(self._show_cases, f, rows["case_id"].to_pylist(), shown)
+        backend = ArrowBackend(display_table(rows, question_width))
+        backend.render_markup = False  # untrusted text: shown literally
+        # measured here, off the UI thread: a non-ASCII column is measured cell by cell,
+        # about 1.5 s for 100,000 rows; the table reuses the cached widths
+        _ = backend.column_content_widths
+        self.app.call_from_thread(self._show_cases, f, rows["case_id"].to_pylist(), backend)
 
     # ------------------------------------------------------------ updates (UI thread)
 
@@ -199,20 +209,20 @@ class CompareScreen(Screen):
         hist = 25 if self.has_class("-narrow") else 47 if self.has_class("-wide") else 33
         self.refilter(f, max(QUESTION_WIDTH // 2, self.size.width - hist - 40))
 
-    async def _show_cases(self, f: CaseFilter, ids: list[str], shown: pa.Table) -> None:
+    async def _show_cases(self, f: CaseFilter, ids: list[str], shown: ArrowBackend) -> None:
         async with self._swap:  # one table swap at a time: the new table reuses the id
             if f != self.case_filter or not self.is_attached:
                 return  # a newer filter is on its way
             await self._swap_cases(f, ids, shown)
 
-    async def _swap_cases(self, f: CaseFilter, ids: list[str], shown: pa.Table) -> None:
+    async def _swap_cases(self, f: CaseFilter, ids: list[str], shown: ArrowBackend) -> None:
         self.visible_ids = ids
         holder = self.query_one("#case-holder")
         holder.loading = False
         had_focus = isinstance(self.focused, FastTable)
         await holder.remove_children()
         table = FastTable(
-            backend=ArrowBackend(shown),
+            backend=shown,
             cursor_type="row",
             render_markup=False,  # untrusted text: shown literally
             show_row_labels=False,

@@ -32,10 +32,10 @@ def join(*parts: Text | str | tuple[object, StyleType]) -> Text:
     return out
 
 
-def excerpt(text: object, width: int) -> str:
-    """First line of `text`, printable, cut to `width` characters with an ellipsis."""
+def excerpt(text: object, width: int, ellipsis: str = "…") -> str:
+    """`text` on one line, printable, cut to `width` characters with an ellipsis."""
     one = " ".join(printable(None if text is None else str(text)).split())
-    return one if len(one) <= width else one[: max(1, width - 1)] + "…"
+    return one if len(one) <= width else one[: max(1, width - len(ellipsis))] + ellipsis
 
 
 class Literal(Static):
