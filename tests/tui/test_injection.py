@@ -4,10 +4,12 @@ and nothing may reach the terminal as a style, a link, or a control sequence."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from rich.segment import Segment
+from textual.widgets import SelectionList
 
 from ragtui.core.model import Case, Chunk, Claim, DatasetInfo, JudgeInfo, Run, Score
 from ragtui.core.runfile import SUFFIX, write_run_file
@@ -182,3 +184,39 @@ async def test_case_list_stays_literal(evil_folder, make_app) -> None:
         await wait_ready(app, pilot)
         assert "id0:[bold red]x[/]" in screen_text(app)
         assert_inert(app)
+
+
+async def test_rejudge_dialog_shows_judge_replies_literally(evil_folder, make_app) -> None:
+    """A judge whose model name and every reply carry markup and escapes: the dialog (judge
+    list, old and new verdicts, claims, the parse-failure messages quoting the reply) stays
+    literal and inert."""
+    from ragtui.tui.screens.rejudge import RejudgeCaseScreen
+    from tests.fakejudge import FakeJudge
+
+    model = evil("model")
+    with FakeJudge(models=[model], default=evil("JR")) as fake:
+        (evil_folder / "ragtui.toml").write_text(
+            f'[judges.fake]\nprovider = "ollama"\nurl = "{fake.url}"\n'
+            f"model = {json.dumps(model)}\nretries = 0\n"
+        )
+        app = make_app(evil_folder)
+        async with app.run_test(size=(300, 70)) as pilot:
+            await wait_ready(app, pilot)
+            screen = RejudgeCaseScreen("evil-b", evil("id1"))
+            await app.push_screen(screen)
+            await wait_ready(app, pilot)
+            assert "model:[bold red]x[/]" in screen_text(app)  # the judge list
+            assert_inert(app)
+            screen.query_one(SelectionList).select("faithfulness")
+            await pilot.click("#judge-run")
+            for _ in range(100):
+                await wait_ready(app, pilot)
+                if screen.result_id is not None:
+                    break
+            text = screen_text(app)
+            assert len(fake.chat_requests()) >= 1
+            assert "After · fake · model:[bold red]x[/]" in text
+            assert "JR:[bold red]x[/]" in text  # quoted in the parse-failure message
+            for tag in ("CLAIM", "CR"):  # the old side, wrapped in a narrow panel
+                assert all(token in text for token in shown(tag).split(" ")), tag
+            assert_inert(app)
