@@ -244,3 +244,15 @@ async def test_double_click_opens_a_run_and_a_case(history, make_app) -> None:
         from ragtui.tui.screens.case import CaseScreen
 
         assert isinstance(app.screen, CaseScreen) and app.screen.index == 2
+
+
+async def test_a_missing_run_is_an_error_line_not_a_crash(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await app.push_screen(CaseListScreen("no-such-run"))
+        await wait_ready(app, pilot)
+        status = str(app.screen.query_one("#status").render())
+        assert "no run 'no-such-run'" in status
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)

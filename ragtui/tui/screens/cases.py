@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, LoadingIndicator, Static
 from textual_fastdatatable import ArrowBackend, DataTable
 
+from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
 from ragtui.core.views import printable
 from ragtui.tui.screens.runs import TitleBar
@@ -179,9 +180,18 @@ class CaseListScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="cases")
     def load(self, store: Store) -> None:
-        name = store.run(self.run_id).name
-        table, metrics = case_table(store, self.run_id)
+        try:
+            name = store.run(self.run_id).name
+            table, metrics = case_table(store, self.run_id)
+        except (RagtuiError, duckdb.Error) as err:  # e.g. the run file was deleted meanwhile
+            self.app.call_from_thread(self._failed, str(err))
+            return
         self.app.call_from_thread(self._loaded, name, table, metrics)
+
+    def _failed(self, error: str) -> None:
+        self.query_one(LoadingIndicator).display = False
+        self.query_one("#status", Static).update(Text(error, style="bold red"))
+        self.notify(error, title="cannot list cases", severity="error", markup=False)
 
     async def _loaded(self, name: str, table: pa.Table, metrics: list[str]) -> None:
         self.run_name, self.full, self.shown, self.metrics = name, table, table, metrics
@@ -217,7 +227,8 @@ class CaseListScreen(Screen[None]):
         self._status()
 
     def _status(self) -> None:
-        assert self.full is not None and self.shown is not None
+        if self.full is None or self.shown is None:
+            return
         out = Text(no_wrap=True, overflow="ellipsis")
         total, shown = self.full.num_rows, self.shown.num_rows
         out.append(f"{shown} of {total} cases" if self.needle else f"{total} cases", style="bold")
@@ -228,6 +239,7 @@ class CaseListScreen(Screen[None]):
         self.query_one("#status", Static).update(out)
 
     def visible_case_ids(self) -> list[str]:
+        """The case ids of the rows shown (after the filter), in order: the Case screen's list."""
         return [] if self.shown is None else self.shown.column("case").to_pylist()
 
     def action_open_case(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import duckdb
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -12,6 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Input, LoadingIndicator, Static
 
+from ragtui.core.errors import RagtuiError
 from ragtui.core.runfile import SUFFIX
 from ragtui.core.store import Store
 from ragtui.core.views import printable, run_rows
@@ -136,7 +138,11 @@ class RunsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="runs")
     def load_runs(self, store: Store) -> None:
-        runs, metrics = run_rows(store)
+        try:
+            runs, metrics = run_rows(store)
+        except (RagtuiError, duckdb.Error) as err:
+            self.app.call_from_thread(self.store_failed, str(err))
+            return
         rows = group_rows(runs, metrics)
         self.app.call_from_thread(self._loaded, rows, metrics)
 
@@ -279,7 +285,15 @@ class RunsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="runs")
     def reload_store(self, store: Store) -> None:
-        store.refresh()
+        try:
+            report = store.refresh()
+        except (RagtuiError, duckdb.Error) as err:
+            self.app.call_from_thread(self.notify, str(err), severity="error", markup=False)
+            return
+        for problem in report.failed:  # a file that became unreadable or malformed
+            self.app.call_from_thread(
+                self.notify, str(problem), title="skipped file", severity="error", markup=False
+            )
         self.app.call_from_thread(self.load_runs, store)
 
     @on(Input.Changed, "#filter")

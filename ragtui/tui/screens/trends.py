@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+import duckdb
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -11,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, LoadingIndicator
 
+from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
 from ragtui.core.trends import TrendSeries, metric_trends
 from ragtui.core.views import printable
@@ -89,7 +91,11 @@ class TrendsScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="trends")
     def compute(self, store: Store, metric: str) -> None:
         # t-intervals and the bottom decile over every run: numpy/scipy, off the UI thread
-        series = metric_trends(store, metric)
+        try:
+            series = metric_trends(store, metric)
+        except (RagtuiError, duckdb.Error) as err:
+            self.app.call_from_thread(self.notify, str(err), severity="error", markup=False)
+            return
         self.app.call_from_thread(self._computed, metric, series)
 
     def _computed(self, metric: str, series: list[TrendSeries]) -> None:
