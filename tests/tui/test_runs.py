@@ -256,3 +256,27 @@ async def test_a_missing_run_is_an_error_line_not_a_crash(history, make_app) -> 
         assert "no run 'no-such-run'" in status
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
+
+
+def test_sparkline_on_a_shared_scale() -> None:
+    from ragtui.tui.widgets.sparkline import sparkline
+
+    # scale 0..7: one block per unit, ▁ for the lowest, █ for the highest
+    assert sparkline([0, 3, 7, 5.4], 0, 7) == "▁▄█▆"
+    assert sparkline([-1, None, 9], 0, 7) == "▁ █"  # a gap; out of range is clipped
+    assert sparkline([0.8, 0.8], 0.8, 0.8) == "▅▅"  # no spread: the middle, 0.5 x 7 = 3.5 -> 4
+
+
+def test_group_rows_orders_reruns_together_with_their_history() -> None:
+    from ragtui.tui.widgets.run_table import group_rows, short_metric
+
+    def run(run_id: str, key: str, mean: float | None) -> dict:
+        return {"id": run_id, "config_key": key, "means": {"m": mean}}
+
+    runs = [run("a1", "A", 0.5), run("b1", "B", 0.9), run("a2", "A", None), run("a3", "A", 0.7)]
+    rows = group_rows(runs, ["m"])
+    assert [r.run["id"] for r in rows] == ["a1", "a2", "a3", "b1"]
+    assert [r.glyph for r in rows] == ["┌", "├", "└", "─"]
+    assert rows[2].history["m"] == [0.5, None, 0.7] and rows[3].history["m"] == [0.9]
+    assert short_metric("context_precision") == "ctx prec"
+    assert short_metric("answer_relevance") == "ans rel"

@@ -29,6 +29,13 @@ EXTRA = {
         ("↑ ↓ pgup pgdn", "move the highlight (or click a row)"),
         ("double click", "open the clicked row"),
     ],
+    "Reading the Runs table": [
+        ("┌ ├ └  ×N", "reruns of one config (same config key), N runs in the group"),
+        ("▁▃▆", "that config's means up to this run, on the metric's range over all runs"),
+        ("A  B", "the marked runs: A the baseline, B the candidate"),
+        ("err", "metric scores that failed (counted, never turned into 0)"),
+        ("points", "means are 0-100; a delta of 5 points is 0.05 on the 0-1 scale"),
+    ],
 }
 
 
@@ -56,6 +63,7 @@ def help_sections() -> list[tuple[str, list[tuple[Binding | str, str]]]]:
             raise
         sections.append((title, [(b, b.tooltip or b.description) for b in bindings_of(cls)]))
     sections.append(("Tables", list(EXTRA["Tables"])))
+    sections.append(("Reading the Runs table", list(EXTRA["Reading the Runs table"])))
     return sections
 
 
