@@ -45,14 +45,18 @@ def case_table(store: Store, run_id: str) -> tuple[pa.Table, list[str]]:
     """
     cases = store.cases(run_id)
     scores = store.scores([run_id])
-    metrics = sorted(set(scores.column("metric").to_pylist()))
+    metrics = sorted(pc.unique(scores.column("metric")).to_pylist())
     # Metric names are data: they go in as parameters, the columns get safe aliases m0, m1…
+    # Pivot the numbers first and format after: aggregating doubles is cheaper than strings.
     pivot = ", ".join(
-        f"max(CASE WHEN metric = ${i + 1} THEN CASE WHEN error IS NOT NULL THEN 'error' "
-        f"ELSE printf('%5.1f', 100 * value) END END) AS m{i}"
+        f"first(value) FILTER (WHERE metric = ${i + 1}) AS v{i}, "
+        f"bool_or(error IS NOT NULL) FILTER (WHERE metric = ${i + 1}) AS e{i}"
         for i in range(len(metrics))
     )
-    metric_cols = "".join(f", p.m{i}" for i in range(len(metrics)))
+    metric_cols = "".join(
+        f", CASE WHEN p.e{i} THEN 'error' ELSE printf('%5.1f', 100 * p.v{i}) END AS m{i}"
+        for i in range(len(metrics))
+    )
     pivot_cte = (
         f"p AS (SELECT case_id, {pivot} FROM scores GROUP BY case_id)"
         if metrics
