@@ -256,3 +256,17 @@ async def test_acceptance_flow_on_sample_runs(sample_copy, make_app) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is runs
+
+
+async def test_mouse_click_on_a_metric_row_switches_the_metric(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_compare(app, pilot, ids["baseline"], ids["small-generator"])
+        table = screen.query_one(MetricTable)
+        row = table.metric_names.index("answer_relevance")
+        await pilot.click(MetricTable, offset=(3, 1 + row))  # below the header row
+        await wait_ready(app, pilot)
+        assert screen.case_filter.metric == "answer_relevance"
+        assert "Δ answer_relevance per case" in screen_text(app)
+        assert "answer_relevance: regressed" in screen_text(app)
