@@ -236,10 +236,10 @@ class CaseListScreen(Screen[None]):
         out = Text(no_wrap=True, overflow="ellipsis")
         total, shown = self.full.num_rows, self.shown.num_rows
         out.append(f"{shown} of {total} cases" if self.needle else f"{total} cases", style="bold")
-        out.append(" · scores in points (0-100), error = the metric failed", style="dim")
-        if self.needle:
-            out.append("  filter: ", style="dim")
+        if self.needle:  # before the legend, so a narrow terminal still shows it
+            out.append(" · filter: ", style="dim")
             out.append(printable(self.needle), style="bold")
+        out.append(" · scores in points (0-100), error = the metric failed", style="dim")
         self.query_one("#status", Static).update(out)
 
     def visible_case_ids(self) -> list[str]:

@@ -190,12 +190,13 @@ class RunsScreen(Screen[None]):
         shown = self.table.row_count
         groups = len({r.run["config_key"] for r in self.rows})
         count = f"{shown} of {len(self.rows)} runs" if self.needle else f"{len(self.rows)} runs"
-        out.append(f"{count} in {groups} configs · means in points", style="dim")
+        out.append(f"{count} in {groups} configs", style="dim")
+        if self.needle:  # before the legend, so a narrow terminal still shows it
+            out.append(" · filter: ", style="dim")
+            out.append(printable(self.needle), style="bold")
+        out.append(" · means in points", style="dim")
         if self.layout_name != "compact":
             out.append(" · sparkline: this config's runs so far", style="dim")
-        if self.needle:
-            out.append("  filter: ", style="dim")
-            out.append(printable(self.needle), style="bold")
         return out
 
     def mark_of(self, mark: str) -> str | None:
