@@ -244,3 +244,24 @@ async def test_noise_screen_reruns_judge_and_shows_floor_and_verdict(runs, fake,
         assert (
             sum(1 for r in fake.chat_requests() if "One word: YES, PARTIAL or NO" in r.prompt) >= 80
         )
+
+
+async def test_n_on_compare_opens_noise_for_a_against_b_and_back_recompares(runs, make_app) -> None:
+    path, ids = runs
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        compare = CompareScreen(ids["baseline"], ids["small-generator"])
+        await app.push_screen(compare)
+        await wait_ready(app, pilot)
+        first = compare.comparison
+        await pilot.press("n")
+        await wait_ready(app, pilot)
+        noise = app.screen
+        assert isinstance(noise, NoiseScreen)
+        assert (noise.run_id, noise.against) == (ids["baseline"], ids["small-generator"])
+        assert "ragtui · Noise  baseline  (pending comparison vs small-gen-1)" in screen_text(app)
+        await pilot.press("escape")
+        await wait_ready(app, pilot)
+        assert app.screen is compare
+        assert compare.comparison is not None and compare.comparison is not first  # recomputed

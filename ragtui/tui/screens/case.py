@@ -66,11 +66,17 @@ class CaseScreen(Screen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
-        Binding("right_square_bracket", "step(1)", "Next case"),
-        Binding("left_square_bracket", "step(-1)", "Prev case"),
-        Binding("tab", "switch_side", "A/B", priority=True),
-        Binding("m", "next_metric", "Metric"),
-        Binding("j", "rejudge", "Re-judge"),
+        Binding("right_square_bracket", "step(1)", "Next case", key_display="]"),
+        Binding("left_square_bracket", "step(-1)", "Prev case", key_display="["),
+        Binding(
+            "tab",
+            "switch_side",
+            "A/B",
+            priority=True,
+            tooltip="Show the claims and chunks of A or B",
+        ),
+        Binding("m", "next_metric", "Metric", tooltip="Next metric: title, claims and judge reply"),
+        Binding("j", "rejudge", "Re-judge", tooltip="Re-judge this case with a configured judge"),
     ]
 
     def __init__(

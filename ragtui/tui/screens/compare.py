@@ -75,11 +75,17 @@ class CompareScreen(Screen):
     """A vs B. The highlighted row of the metric table drives the histogram and the case list."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back"),
-        Binding("m", "next_metric", "Metric"),
-        Binding("r", "toggle_regressions", "Regressions only"),
-        Binding("slash", "search", "Filter"),
-        Binding("n", "noise", "Noise check"),
+        Binding("escape", "back", "Back", tooltip="Back (in the filter box: drop the filter)"),
+        Binding("m", "next_metric", "Metric", tooltip="Next metric: histogram and cases follow"),
+        Binding(
+            "r", "toggle_regressions", "Regressions only", tooltip="Show only cases B made worse"
+        ),
+        Binding(
+            "slash", "search", "Filter", key_display="/", tooltip="Filter cases by id or question"
+        ),
+        Binding(
+            "n", "noise", "Noise check", tooltip="Rerun A's judge K times, then the verdict again"
+        ),
     ]
 
     def __init__(self, a_run_id: str, b_run_id: str) -> None:
