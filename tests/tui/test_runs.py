@@ -280,3 +280,40 @@ def test_group_rows_orders_reruns_together_with_their_history() -> None:
     assert rows[2].history["m"] == [0.5, None, 0.7] and rows[3].history["m"] == [0.9]
     assert short_metric("context_precision") == "ctx prec"
     assert short_metric("answer_relevance") == "ans rel"
+
+
+async def test_s_sorts_the_case_list_lowest_first(history, make_app) -> None:
+    lines = (history / f"baseline-1120{SUFFIX}").read_text(encoding="utf-8").splitlines()[1:]
+    cases = [json.loads(x) for x in lines]
+    recall = {
+        c["case_id"]: c["scores"]["context_recall"]["value"]
+        for c in cases
+        if "context_recall" in c["scores"]
+    }
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        screen = app.screen
+        await pilot.press("s", "s")  # answer_relevance, then context_recall
+        await pilot.pause()
+        assert screen.sort_metric == "context_recall"
+        ids = screen.visible_case_ids()
+        order = [c["case_id"] for c in cases]
+        scored = sorted(recall, key=lambda cid: (recall[cid], order.index(cid)))
+        assert ids[: len(scored)] == scored  # lowest first, ties in file order
+        errored = [c["case_id"] for c in cases if "context_recall" in c.get("errors", {})]
+        assert sorted(ids[len(scored) :]) == sorted(errored)  # the failed ones last
+        assert "lowest context_recall first" in str(screen.query_one("#status").render())
+        await pilot.press("enter")
+        await pilot.pause()
+        from ragtui.tui.screens.case import CaseScreen
+
+        assert isinstance(app.screen, CaseScreen)
+        assert app.screen.case_ids == ids and app.screen.metric == "context_recall"
+        await pilot.press("escape")
+        await pilot.press("s", "s")  # faithfulness, then back to the file's order
+        await pilot.pause()
+        assert screen.sort_metric is None
+        assert screen.visible_case_ids() == order

@@ -111,6 +111,17 @@ def filter_table(table: pa.Table, needle: str) -> pa.Table:
     return table.filter(mask)
 
 
+def sort_table(table: pa.Table, metric: str | None) -> pa.Table:
+    """Lowest score first (then errors, then unscored); the file's order when metric is None.
+
+    The score cells are "%5.1f" strings, so string order is numeric order ("  7.0" < " 50.0"
+    < "100.0"), and "error" sorts after every number.
+    """
+    if metric is None:
+        return table
+    return table.sort_by([(metric, "ascending"), ("#", "ascending")])
+
+
 class CaseGrid(DataTable):
     """The Arrow-backed case table; a double click opens the case (one click highlights)."""
 
@@ -132,6 +143,12 @@ class CaseListScreen(Screen[None]):
             tooltip="Open the highlighted case (]/[ step through this list there)",
         ),
         Binding(
+            "s",
+            "sort",
+            "sort",
+            tooltip="Sort by the next metric, lowest first (then the next; last: file order)",
+        ),
+        Binding(
             "slash",
             "filter",
             "filter",
@@ -148,6 +165,7 @@ class CaseListScreen(Screen[None]):
         self.shown: pa.Table | None = None
         self.metrics: list[str] = []
         self.needle = ""
+        self.sort_metric: str | None = None
         self.run_name = run_id
 
     @property
@@ -239,6 +257,10 @@ class CaseListScreen(Screen[None]):
         if self.needle:  # before the legend, so a narrow terminal still shows it
             out.append(" · filter: ", style="dim")
             out.append(printable(self.needle), style="bold")
+        if self.sort_metric is not None:
+            out.append(" · lowest ", style="dim")
+            out.append(printable(self.sort_metric), style="bold")
+            out.append(" first", style="dim")
         out.append(" · scores in points (0-100), error = the metric failed", style="dim")
         self.query_one("#status", Static).update(out)
 
@@ -255,7 +277,8 @@ class CaseListScreen(Screen[None]):
         grid = self.query_one("#cases", DataTable)
         from ragtui.tui.screens.case import CaseScreen
 
-        self.app.push_screen(CaseScreen(self.run_id, self.visible_case_ids(), grid.cursor_row))
+        ids, index = self.visible_case_ids(), grid.cursor_row
+        self.app.push_screen(CaseScreen(self.run_id, ids, index, metric=self.sort_metric))
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -275,7 +298,18 @@ class CaseListScreen(Screen[None]):
         if self.full is None:
             return
         self.needle = event.value.strip()
-        await self._show(filter_table(self.full, self.needle))
+        await self._refilter()
+
+    async def _refilter(self) -> None:
+        assert self.full is not None
+        await self._show(sort_table(filter_table(self.full, self.needle), self.sort_metric))
+
+    async def action_sort(self) -> None:
+        if self.full is None or not self.metrics:
+            return
+        order = [None, *self.metrics]
+        self.sort_metric = order[(order.index(self.sort_metric) + 1) % len(order)]
+        await self._refilter()
 
     def on_case_grid_opened(self) -> None:
         self.action_open_case()
