@@ -170,3 +170,14 @@ async def test_case_readable_at_80x24(folder, make_app) -> None:
         text = screen_text(app)
         assert "refund-07" in text and "1 / 3 in list" in text
         assert "Question" in text and "UNSUPPORTED" in text
+
+
+async def test_an_empty_list_shows_a_line_not_a_crash(folder, make_app) -> None:
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_case(app, pilot, CaseScreen(ids["baseline"], [], 0))
+        assert "(no case in the list)" in screen_text(app)
+        await pilot.press("right_square_bracket", "j", "tab", "m", "escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, CaseScreen)

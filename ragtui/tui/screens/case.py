@@ -115,6 +115,11 @@ class CaseScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        if not self.case_ids:  # an empty list (a filter that matched nothing): nothing to show
+            self.query_one("#case-title", Static).update(
+                Text("ragtui · Case  (no case in the list)")
+            )
+            return
         self.load()
 
     @property
@@ -344,6 +349,8 @@ class CaseScreen(Screen):
         """Re-judge this case of the run on the shown side; the history then includes it."""
         from ragtui.tui.screens.rejudge import RejudgeCaseScreen
 
+        if self.data is None:
+            return  # still loading, or an empty list
         run_id = self.other_run_id if self.side == "A" and self.other_run_id else self.run_id
 
         def judged(result: str | None) -> None:
