@@ -9,6 +9,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 
+from ragtui.config import load_config
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
 from ragtui.tui.messages import StoreFailed, StoreOpened
@@ -48,10 +49,6 @@ class RagtuiApp(App[None]):
         self.open_store()
 
     def _load_margin(self) -> None:
-        try:
-            from ragtui.config import load_config
-        except ImportError:  # the judge helper's config module is not in this tree
-            return
         try:
             self.margin = load_config(self.folder).margin
         except RagtuiError as err:

@@ -166,3 +166,20 @@ async def test_sample_history_tour(sample_copy, make_app) -> None:
         await pilot.press("escape", "question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
+
+
+async def test_margin_comes_from_ragtui_toml(history, make_app) -> None:
+    (history / "ragtui.toml").write_text("[compare]\nmargin = 0.03\n", encoding="utf-8")
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        assert app.margin == 0.03
+
+
+async def test_a_bad_margin_is_a_warning_and_the_default(history, make_app) -> None:
+    (history / "ragtui.toml").write_text("[compare]\nmargin = 5\n", encoding="utf-8")
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        assert app.margin == 0.05
+        assert any("compare.margin" in m and "using margin 5 points" in m for m in messages(app))
