@@ -14,14 +14,17 @@ from textual.containers import Grid, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-# (title, module, class) in the order a user meets them; a screen another part of the
-# project has not built yet is left out rather than listed with keys that do nothing.
+# (title, module, class) in the order a user meets them (imported when Help opens: the
+# screens import nothing of Help, so there is no cycle)
 SCREENS = (
     ("Runs (home)", "ragtui.tui.screens.runs", "RunsScreen"),
     ("Cases of a run", "ragtui.tui.screens.cases", "CaseListScreen"),
     ("Trends", "ragtui.tui.screens.trends", "TrendsScreen"),
     ("Compare A vs B", "ragtui.tui.screens.compare", "CompareScreen"),
     ("Case", "ragtui.tui.screens.case", "CaseScreen"),
+    ("Re-judge a case", "ragtui.tui.screens.rejudge", "RejudgeCaseScreen"),
+    ("Re-judge a run", "ragtui.tui.screens.rejudge", "RejudgeRunScreen"),
+    ("Noise check", "ragtui.tui.screens.noise", "NoiseScreen"),
 )
 EXTRA = {
     "Everywhere": [("ctrl+p", "command palette: every action by name"), ("ctrl+q", "quit")],
@@ -47,7 +50,7 @@ def bindings_of(cls: type) -> Iterator[Binding]:
 
 
 def help_sections() -> list[tuple[str, list[tuple[Binding | str, str]]]]:
-    """(section title, [(binding or key text, what it does)]) for every screen that exists."""
+    """(section title, [(binding or key text, what it does)]) for every screen."""
     from ragtui.tui.app import RagtuiApp
 
     sections: list[tuple[str, list[tuple[Binding | str, str]]]] = [
@@ -55,12 +58,7 @@ def help_sections() -> list[tuple[str, list[tuple[Binding | str, str]]]]:
     ]
     sections[0][1].extend(EXTRA["Everywhere"])
     for title, module, name in SCREENS:
-        try:
-            cls = getattr(importlib.import_module(module), name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module:
-                continue
-            raise
+        cls = getattr(importlib.import_module(module), name)
         sections.append((title, [(b, b.tooltip or b.description) for b in bindings_of(cls)]))
     sections.append(("Tables", list(EXTRA["Tables"])))
     sections.append(("Reading the Runs table", list(EXTRA["Reading the Runs table"])))
