@@ -265,3 +265,36 @@ async def test_n_on_compare_opens_noise_for_a_against_b_and_back_recompares(runs
         await wait_ready(app, pilot)
         assert app.screen is compare
         assert compare.comparison is not None and compare.comparison is not first  # recomputed
+
+
+async def test_J_on_runs_rejudges_the_highlighted_run_and_n_opens_noise(
+    runs, fake, make_app
+) -> None:
+    from ragtui.tui.screens.runs import RunsScreen
+    from ragtui.tui.widgets.run_table import RunTable
+
+    path, ids = runs
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        runs_screen = app.screen
+        assert isinstance(runs_screen, RunsScreen)
+        table = runs_screen.query_one(RunTable)
+        table.move_cursor(row=table.shown_runs().index(ids["strict-prompt"]))
+        await pilot.pause()
+        await pilot.press("n")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, NoiseScreen) and app.screen.run_id == ids["strict-prompt"]
+        await pilot.press("escape")
+        await wait_ready(app, pilot)
+        await pilot.press("J")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, RejudgeRunScreen)
+        await run_form(app, pilot)
+        compare = app.screen
+        assert isinstance(compare, CompareScreen) and compare.a_run_id == ids["strict-prompt"]
+        assert "agreement faithfulness (A judge vs B judge)" in screen_text(app)
+        await pilot.press("escape")
+        await wait_ready(app, pilot)
+        assert app.screen is runs_screen
+        assert compare.b_run_id in table.shown_runs()  # the new run is listed on return
