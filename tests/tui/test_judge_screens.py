@@ -238,6 +238,9 @@ async def test_noise_screen_reruns_judge_and_shows_floor_and_verdict(runs, fake,
         assert f"faithfulness: reruns {m1:.1f} / {m2:.1f} · noise floor ±{floor:.1f} points" in text
         assert f"reruns differ by {m1 - m2:.1f} points" in text
         assert "verdict with the noise floor: A" in text
+        assert "verdict of the pending comparison, before → with the measured noise" in text
+        # baseline vs small-generator was "regressed" on faithfulness (see test_compare.py)
+        assert re.search(r"faithfulness  regressed → \w", text)
         assert re.search(
             r"faithfulness\s+(regressed|improved|no meaningful change|inconclusive)", text
         )

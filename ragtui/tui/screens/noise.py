@@ -21,7 +21,7 @@ from ragtui.judge.runner import default_metrics, judge_run, noise_reruns
 from ragtui.tui.screens.rejudge import BatchMixin, Failed, Prepared, Progressed, counts
 from ragtui.tui.widgets.judge_form import BatchHandle, JudgeChoice, JudgeForm, configured_judges
 from ragtui.tui.widgets.literal import join, lit
-from ragtui.tui.widgets.metric_table import MetricTable, notes
+from ragtui.tui.widgets.metric_table import MetricTable, notes, verdict_text
 
 DEFAULT_TIMES = 3
 
@@ -32,6 +32,22 @@ class NoiseResult:
     lines: list[str]
     comparison: Comparison | None
     note: str | None  # how B was made comparable, when it had to be re-judged
+    before: Comparison | None = None  # the pending comparison as it stood before the reruns
+
+
+def verdict_changes(before: Comparison | None, after: Comparison) -> list[Text]:
+    """Per metric: the pending comparison's verdict before the reruns → with them."""
+    if before is None:
+        return []
+    out = [
+        Text("\nverdict of the pending comparison, before → with the measured noise", style="bold")
+    ]
+    for r in after.metrics:
+        old = before.metric(r.metric)
+        was = verdict_text(old) if old is not None else Text("not compared", style="dim")
+        floor = "" if r.noise_floor is None else f"  (noise floor ±{r.noise_floor * 100:.1f})"
+        out.append(join("  ", (r.metric, "bold"), "  ", was, " → ", verdict_text(r), floor))
+    return out
 
 
 class NoiseScreen(BatchMixin, Screen[None]):
@@ -105,6 +121,9 @@ class NoiseScreen(BatchMixin, Screen[None]):
             self.progress_callback(f"rerun {i} of {k}, cache bypassed")(p)
 
         try:
+            before = None
+            if self.against:  # the verdict as it stands, to show what the reruns changed
+                before = compare_runs(store, self.run_id, self.against, margin=margin)
             results = self.handle.run(
                 noise_reruns(
                     store,
@@ -134,7 +153,7 @@ class NoiseScreen(BatchMixin, Screen[None]):
         except RagtuiError as err:
             self.post_message(Failed(str(err)))
             return
-        result = NoiseResult([r.summary() for r in results], lines, comparison, note)
+        result = NoiseResult([r.summary() for r in results], lines, comparison, note, before)
         self.app.call_from_thread(self._finished, result)
 
     def _like_for_like(
@@ -200,7 +219,10 @@ class NoiseScreen(BatchMixin, Screen[None]):
                 (" vs B ", "bold"),
                 (c.run_b.name, "bold"),
             )
-            self.query_one("#noise-lines", Static).update(Text("\n").join([*lines, heading]))
+            changes = verdict_changes(result.before, c)
+            self.query_one("#noise-lines", Static).update(
+                Text("\n").join([*lines, *changes, heading])
+            )
             self.query_one("#noise-notes", Static).update(notes(c, table.headline(c)))
 
     def action_close(self) -> None:
