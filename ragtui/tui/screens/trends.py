@@ -17,7 +17,7 @@ from ragtui.core.store import Store
 from ragtui.core.trends import TrendSeries, metric_trends
 from ragtui.core.views import printable
 from ragtui.tui.screens.runs import TitleBar
-from ragtui.tui.widgets.trend_plot import COLORS, TrendPlot
+from ragtui.tui.widgets.trend_plot import TrendPlot, rich_color
 
 if TYPE_CHECKING:
     from ragtui.tui.app import RagtuiApp
@@ -110,7 +110,7 @@ class TrendsScreen(Screen[None]):
         table.clear()
         for i, one in enumerate(series):
             last = one.points[-1]
-            label = Text("● ", style=COLORS[i % len(COLORS)])
+            label = Text("● ", style=rich_color(i))
             label.append(printable(one.label))
             if self.size.width >= 100:  # at 80 columns the numbers matter more than the key
                 label.append(f"  {printable(one.config_key)}", style="dim")

@@ -9,7 +9,27 @@ from textual_plotext import PlotextPlot
 
 from ragtui.core.trends import TrendSeries
 
-COLORS = ("cyan", "magenta", "green", "orange", "blue", "red")
+# RGB, so plotext (the lines) and rich (the table's legend dots) show the same colour;
+# ten that stay apart on dark and light themes
+COLORS: tuple[tuple[int, int, int], ...] = (
+    (0, 190, 220),
+    (230, 60, 150),
+    (120, 200, 40),
+    (250, 160, 30),
+    (140, 110, 250),
+    (240, 80, 60),
+    (40, 200, 150),
+    (220, 200, 60),
+    (90, 150, 250),
+    (200, 120, 200),
+)
+
+
+def rich_color(i: int) -> str:
+    r, g, b = COLORS[i % len(COLORS)]
+    return f"rgb({r},{g},{b})"
+
+
 MAX_TICKS = 7
 
 
