@@ -183,3 +183,32 @@ async def test_a_bad_margin_is_a_warning_and_the_default(history, make_app) -> N
         await wait_ready(app, pilot)
         assert app.margin == 0.05
         assert any("compare.margin" in m and "using margin 5 points" in m for m in messages(app))
+
+
+async def test_a_second_ragtui_on_the_folder_browses_read_only(history, make_app) -> None:
+    """Another process holds the index: the app still opens, says so, and lists the runs."""
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from ragtui.core.store import Store; "
+            "s = Store.open(sys.argv[1]); print('open', flush=True); time.sleep(60)",
+            str(history),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        app = make_app(history)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_ready(app, pilot)
+            assert any("read-only" in m for m in messages(app))
+            assert len(app.screen.query_one(RunTable).shown_runs()) == 6
+    finally:
+        holder.kill()
+        holder.wait()
