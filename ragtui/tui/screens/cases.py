@@ -20,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Input, LoadingIndicator, Static
 from textual_fastdatatable import ArrowBackend, DataTable
 
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 # Same set as core.views.printable: C0/C1 controls except tab and newline (RE2 syntax).
 _CONTROL_RE = r"[\x{00}-\x{08}\x{0b}-\x{1f}\x{7f}-\x{9f}]"
 TEXT_COLUMNS = ("case", "question", "answer")
+DEBOUNCE_FROM_ROWS = 20_000  # filtering more rows than this waits for a pause in the typing
+DEBOUNCE_S = 0.15
 
 
 def case_table(store: Store, run_id: str) -> tuple[pa.Table, list[str]]:
@@ -166,6 +169,7 @@ class CaseListScreen(Screen[None]):
         self.metrics: list[str] = []
         self.needle = ""
         self.sort_metric: str | None = None
+        self._debounce: Timer | None = None
         self.run_name = run_id
 
     @property
@@ -298,6 +302,13 @@ class CaseListScreen(Screen[None]):
         if self.full is None:
             return
         self.needle = event.value.strip()
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+        if self.full.num_rows > DEBOUNCE_FROM_ROWS:
+            # a big table: wait for a pause in the typing instead of refiltering per key
+            self._debounce = self.set_timer(DEBOUNCE_S, self._refilter)
+            return
         await self._refilter()
 
     async def _refilter(self) -> None:
