@@ -68,7 +68,9 @@ class TrendPlot(PlotextPlot):
         plt.ylim(max(0.0, min(lows) - 3), min(100.0, max(highs) + 3))
         plt.xlim(-0.3, _days(stamps[-1], origin) + 0.3)  # keep end points off the frame
         ticks = _ticks(stamps)
-        plt.xticks([_days(t, origin) for t in ticks], [t.strftime("%m-%d") for t in ticks])
+        # runs within a day or two of each other: the hour tells them apart
+        form = "%m-%d %H:%M" if _days(stamps[-1], origin) < 2 else "%m-%d"
+        plt.xticks([_days(t, origin) for t in ticks], [t.strftime(form) for t in ticks])
         self.refresh()
 
 
