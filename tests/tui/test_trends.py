@@ -57,3 +57,32 @@ async def test_trends_plots_each_metric_per_config(history, make_app) -> None:
         assert "faithfulness (points)" in plot and "11-20" in plot
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
+
+
+async def test_a_metric_that_always_errored_shows_dashes_not_a_crash(tmp_path, make_app) -> None:
+    from dataclasses import replace
+
+    from ragtui.core.model import Run
+    from ragtui.core.runfile import write_run_file
+    from tests.tui.conftest import JUDGE, history_cases
+
+    cases = [
+        replace(c, errors={**c.errors, "broken": "judge timed out"})
+        for c in history_cases(5, 0.8, 1)
+    ]
+    run = Run(
+        id="r1", name="r1", created_at="2026-11-30T00:00:00Z", config_key="cfg-r", judge=JUDGE
+    )
+    write_run_file(tmp_path / "runs" / f"r1{SUFFIX}", run, cases)
+    app = make_app(tmp_path / "runs")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("t")
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert screen.metric == "answer_relevance"
+        await pilot.press("m")  # "broken" sorts next
+        await wait_ready(app, pilot)
+        assert screen.metric == "broken"
+        row = [str(c) for c in screen.query_one("#trend-table", DataTable).get_row_at(0)]
+        assert row[2] == "—" and row[6] == "5"  # no mean; five errors counted

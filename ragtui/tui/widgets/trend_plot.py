@@ -65,7 +65,8 @@ class TrendPlot(PlotextPlot):
             plt.plot(x, bottom, color=color, marker="dot")
             lows += [v - h / 2 for v, h in zip(y, span, strict=True)] + bottom
             highs += [v + h / 2 for v, h in zip(y, span, strict=True)]
-        plt.ylim(max(0.0, min(lows) - 3), min(100.0, max(highs) + 3))
+        if lows:  # else every run of this metric errored: nothing to scale to
+            plt.ylim(max(0.0, min(lows) - 3), min(100.0, max(highs) + 3))
         plt.xlim(-0.3, _days(stamps[-1], origin) + 0.3)  # keep end points off the frame
         ticks = _ticks(stamps)
         # runs within a day or two of each other: the hour tells them apart
