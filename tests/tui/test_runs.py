@@ -327,3 +327,35 @@ async def test_s_sorts_the_case_list_lowest_first(history, make_app) -> None:
         await pilot.pause()
         assert screen.sort_metric is None
         assert screen.visible_case_ids() == order
+
+
+async def test_runs_without_cases_or_scores_open_cleanly(tmp_path, make_app) -> None:
+    from dataclasses import replace
+
+    folder = tmp_path / "runs"
+    empty = Run(id="empty", name="empty", created_at="2026-11-01T00:00:00Z", config_key="cfg-e")
+    write_run_file(folder / f"empty{SUFFIX}", empty, [])
+    bare = replace(empty, id="bare", name="bare", created_at="2026-11-02T00:00:00Z")
+    unscored = [replace(c, scores={}, errors={}) for c in history_cases(3, 0.8, seed=2)]
+    write_run_file(folder / f"bare{SUFFIX}", bare, unscored)
+    app = make_app(folder)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        assert app.screen.query_one(RunTable).shown_runs() == ["empty", "bare"]
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        assert app.screen.query_one("#cases", FastTable).row_count == 0
+        await pilot.press("enter", "s")  # nothing to open, nothing to sort by: no error
+        await pilot.press("escape", "down", "enter")
+        await wait_ready(app, pilot)
+        grid = app.screen.query_one("#cases", FastTable)
+        assert grid.row_count == 3 and list(grid.backend.columns) == [
+            "#",
+            "case",
+            "question",
+            "answer",
+            "ms",
+        ]
+        await pilot.press("escape", "t")
+        await wait_ready(app, pilot)
+        assert "no metrics" in str(app.screen.query_one("#title").render())
