@@ -63,6 +63,14 @@ async def test_reruns_are_grouped_with_a_count(history, make_app) -> None:
         assert cell(table, "strict-rejudge", "judge") == "llama3.1:8b"
         spark = cell(table, "baseline-1122", "m:faithfulness").split()[0]
         assert len(spark) == 3 and set(spark) <= set("▁▂▃▄▅▆▇█")
+        # the detail panel: how far the three baseline runs spread, from the files
+        means = file_means(history)
+        base = [
+            means[r]["faithfulness"] for r in ("baseline-1120", "baseline-1121", "baseline-1122")
+        ]
+        detail = str(app.screen.query_one("#run-detail").render())
+        assert "reruns of this config (3) differ by" in detail
+        assert f"faithfulness {100 * (max(base) - min(base)):.1f}" in detail
 
 
 async def test_mark_a_and_b_then_compare(history, make_app) -> None:

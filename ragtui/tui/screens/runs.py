@@ -305,15 +305,19 @@ class RunsScreen(Screen[None]):
     @on(RunTable.RowHighlighted, "#runs")
     def _highlighted(self, event: RunTable.RowHighlighted) -> None:
         run = next((r.run for r in self.rows if r.run["id"] == event.row_key.value), None)
-        detail = run_detail(run, self.metrics, self.folder) if run else ""
+        group = [r.run for r in self.rows if run and r.run["config_key"] == run["config_key"]]
+        detail = run_detail(run, self.metrics, self.folder, group) if run else ""
         self.query_one("#run-detail", Static).update(detail)
 
     def on_run_table_opened(self) -> None:
         self.action_open_run()
 
 
-def run_detail(run: dict[str, Any], metrics: list[str], folder: Path) -> Text:
-    """The highlighted run in full: ids, config, judge, dataset, file, per-metric counts."""
+def run_detail(
+    run: dict[str, Any], metrics: list[str], folder: Path, group: list[dict[str, Any]]
+) -> Text:
+    """The highlighted run in full: ids, config, judge, dataset, file, per-metric counts,
+    and how far the reruns of its config (`group`, itself included) spread apart."""
     out = Text(no_wrap=True, overflow="ellipsis")
 
     def field(label: str, value: object, end: str = "\n") -> None:
@@ -344,4 +348,18 @@ def run_detail(run: dict[str, Any], metrics: list[str], folder: Path) -> Text:
         if errors:
             out.append(f" ({errors} errors)", style="bold red")
         out.append("   ")
+    if len(group) > 1:
+        out.append(f"\nreruns of this config ({len(group)}) differ by: ", style="dim")
+        first = True
+        for m in metrics:
+            means = [r["means"][m] for r in group if r["means"].get(m) is not None]
+            if len(means) < 2:
+                continue
+            spread = 100 * (max(means) - min(means))
+            out.append("" if first else " · ")
+            out.append(f"{printable(m)} ")
+            # the classic 5% rule: reruns that far apart make small deltas meaningless
+            out.append(f"{spread:.1f}", style="bold yellow" if spread >= 5 else "bold")
+            first = False
+        out.append(" pts (rule: < 5)", style="dim")
     return out
