@@ -113,7 +113,8 @@ def _split(block: bytes, start: int) -> pa.Table | None:
     if not keep.all():
         table = table.filter(pa.array(keep))
     ords = pa.array(np.arange(start, start + table.num_rows, dtype=np.int32))
-    return table.append_column("ord", ords)
+    # Small record batches: DuckDB then scans them in parallel (and twice as fast on one core).
+    return pa.Table.from_batches(table.append_column("ord", ords).to_batches(max_chunksize=128))
 
 
 def _has_lax_literal(buf: np.ndarray) -> bool:
