@@ -114,6 +114,15 @@ def filter_table(table: pa.Table, needle: str) -> pa.Table:
     return table.filter(mask)
 
 
+def measured_backend(table: pa.Table) -> ArrowBackend:
+    """An Arrow backend whose column widths are measured now: that scans every row, so
+    callers do it in a worker and the UI thread only mounts the finished table."""
+    backend = ArrowBackend(table)
+    backend.render_markup = False  # as the widget will set it: widths are measured literally
+    _ = backend.column_content_widths  # computed once and cached by the backend
+    return backend
+
+
 def sort_table(table: pa.Table, metric: str | None) -> pa.Table:
     """Lowest score first (then errors, then unscored); the file's order when metric is None.
 
@@ -212,20 +221,23 @@ class CaseListScreen(Screen[None]):
         except (RagtuiError, duckdb.Error) as err:  # e.g. the run file was deleted meanwhile
             self.app.call_from_thread(self._failed, str(err))
             return
-        self.app.call_from_thread(self._loaded, name, table, metrics)
+        backend = measured_backend(table)
+        self.app.call_from_thread(self._loaded, name, table, backend, metrics)
 
     def _failed(self, error: str) -> None:
         self.query_one(LoadingIndicator).display = False
         self.query_one("#status", Static).update(Text(error, style="bold red"))
         self.notify(error, title="cannot list cases", severity="error", markup=False)
 
-    async def _loaded(self, name: str, table: pa.Table, metrics: list[str]) -> None:
+    async def _loaded(
+        self, name: str, table: pa.Table, backend: ArrowBackend, metrics: list[str]
+    ) -> None:
         self.run_name, self.full, self.shown, self.metrics = name, table, table, metrics
         self._title()
         self.query_one(LoadingIndicator).display = False
-        await self._show(table)
+        await self._show(table, backend)
 
-    async def _show(self, table: pa.Table) -> None:
+    async def _show(self, table: pa.Table, backend: ArrowBackend | None = None) -> None:
         """Swap in a fresh table widget (fastdatatable tables are immutable by design)."""
         self.shown = table
         box = self.query_one("#table-box", Vertical)
@@ -237,7 +249,7 @@ class CaseListScreen(Screen[None]):
             for c in table.column_names
         ]
         grid = CaseGrid(
-            backend=ArrowBackend(table),
+            backend=backend or measured_backend(table),
             column_labels=labels,
             cursor_type="row",
             render_markup=False,
@@ -313,7 +325,24 @@ class CaseListScreen(Screen[None]):
 
     async def _refilter(self) -> None:
         assert self.full is not None
+        if self.full.num_rows > DEBOUNCE_FROM_ROWS:
+            self.refilter(self.full, self.needle, self.sort_metric)
+            return
         await self._show(sort_table(filter_table(self.full, self.needle), self.sort_metric))
+
+    @work(thread=True, exclusive=True, group="filter")
+    def refilter(self, full: pa.Table, needle: str, metric: str | None) -> None:
+        """Filter, sort and measure a big table off the UI thread."""
+        table = sort_table(filter_table(full, needle), metric)
+        backend = measured_backend(table)
+        self.app.call_from_thread(self._refiltered, needle, metric, table, backend)
+
+    async def _refiltered(
+        self, needle: str, metric: str | None, table: pa.Table, backend: ArrowBackend
+    ) -> None:
+        if (needle, metric) != (self.needle, self.sort_metric):
+            return  # the user typed on meanwhile: a newer result is on its way
+        await self._show(table, backend)
 
     async def action_sort(self) -> None:
         if self.full is None or not self.metrics:
