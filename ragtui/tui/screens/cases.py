@@ -146,6 +146,10 @@ class CaseGrid(DataTable):
 
 
 class CaseListScreen(Screen[None]):
+    HELP = (
+        "One run's cases with their scores in points; **s** sorts by a metric (worst first), "
+        "**/** filters, **enter** opens a case."
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "enter",

@@ -32,9 +32,10 @@ class TitleBar(Static):
     def set_title(self, title: Text, folder: str) -> None:
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append_text(title)
-        pad = max(1, self.size.width - line.cell_len - len(folder) - 2)
+        shown = printable(folder)
+        pad = max(1, self.size.width - line.cell_len - len(shown) - 2)
         line.append(" " * pad)
-        line.append(printable(folder), style="dim")
+        line.append(shown, style="dim")
         self.update(line)
 
 
@@ -82,7 +83,10 @@ class RunsScreen(Screen[None]):
             tooltip="Re-scan the folder for new or changed run files",
         ),
     ]
-    HELP = "Runs"
+    HELP = (
+        "Every run in the folder; reruns of one config are grouped (┌├└, ×N). "
+        "Mark a baseline with **a** and a candidate with **b**, then **c** compares them."
+    )
 
     def __init__(self, folder: Path) -> None:
         super().__init__()

@@ -28,6 +28,10 @@ def _pts(value: float | None) -> str:
 
 
 class TrendsScreen(Screen[None]):
+    HELP = (
+        "One metric's mean per run over time, a line per config, with 95% CI bars; dots: "
+        "the mean of the worst 10% of cases. **m**/**M** switch metric."
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "metric(1)", "next metric", tooltip="Show the next metric"),
         Binding(
