@@ -57,9 +57,9 @@ class Store:
 
     @classmethod
     def open(cls, folder: str | Path, *, refresh: bool = True) -> Store:
-        folder = Path(folder)
-        if not folder.is_dir():
+        if not Path(folder).is_dir():
             raise StoreError(f"{folder}: no such folder")
+        folder = Path(folder).resolve()  # file keys must not depend on the working directory
         path = folder / INDEX_NAME
         notices: list[str] = []
         read_only = False
@@ -146,10 +146,14 @@ class Store:
             row[0]: row[1:]
             for row in cur.execute("SELECT path, size, mtime_ns, sha256 FROM files").fetchall()
         }
-        present = set()
-        for path in self.run_files():
+        files = self.run_files()
+        # Forget vanished files first, so a run that moved to another file is not a clash.
+        for key in set(known) - {str(path) for path in files}:
+            run_id = self._forget_file(key)
+            if run_id:
+                report.removed.append(run_id)
+        for path in files:
             key = str(path)
-            present.add(key)
             try:
                 stat = path.stat()
             except OSError as exc:
@@ -168,10 +172,6 @@ class Store:
                     report.skipped += 1
             except RagtuiError as err:
                 report.failed.append(err)
-        for key in set(known) - present:
-            run_id = self._forget_file(key)
-            if run_id:
-                report.removed.append(run_id)
         self.problems = report.failed
         report.seconds = time.perf_counter() - started
         return report
@@ -222,11 +222,30 @@ class Store:
             raise RunFileError(
                 path, f"run id {run.id!r} is already used by {clash[0]}", line=1, field="id"
             )
-        n_cases = 0
-        for batch in tables.batches(cases, BATCH_CASES):
-            n_cases += len(batch)
-            for table, columns in tables.case_rows(run.id, batch, n_cases - len(batch)).items():
-                tables.insert_columns(cur, table, columns)
+        from ragtui.core import fastindex  # the SQL fast path; None: the Python path decides
+
+        try:
+            fast = fastindex.index_cases(cur, path, run.id)
+        except duckdb.Error:
+            # A statement failed and aborted the transaction, which held only this method's
+            # work so far: start it again and let the Python path index the file.
+            cur.execute("ROLLBACK")
+            cur.execute("BEGIN TRANSACTION")
+            if old is not None:
+                tables.delete_run(cur, old[0])
+            fast = None
+        if fast is not None:
+            n_cases = fast
+            next(cases, None)  # start the reader so that close() closes its file
+            cases.close()
+        else:
+            n_cases = 0
+            for batch in tables.batches(cases, BATCH_CASES):
+                n_cases += len(batch)
+                for table, columns in tables.case_rows(
+                    run.id, batch, n_cases - len(batch)
+                ).items():
+                    tables.insert_columns(cur, table, columns)
         cur.execute(
             "INSERT INTO runs VALUES (" + ", ".join("?" * 18) + ")",
             [
@@ -344,7 +363,10 @@ class Store:
             params.append(list(run_ids))
         return sorted(r[0] for r in self._cursor().execute(sql, params).fetchall())
 
-    def scores(self, run_ids: Sequence[str], metrics: Sequence[str] | None = None) -> pa.Table:
+    def scores(
+        self, run_ids: Sequence[str], metrics: Sequence[str] | None = None, *, ordered: bool = True
+    ) -> pa.Table:
+        """Per-case scores; `ordered=False` skips the sort for callers that pivot anyway."""
         sql = (
             "SELECT run_id, case_id, metric, value, error, label FROM scores "
             "WHERE list_contains(?, run_id)"
@@ -353,7 +375,9 @@ class Store:
         if metrics is not None:
             sql += " AND list_contains(?, metric)"
             params.append(list(metrics))
-        return _arrow(self._cursor(), sql + " ORDER BY run_id, metric, case_id", params)
+        if ordered:
+            sql += " ORDER BY run_id, metric, case_id"
+        return _arrow(self._cursor(), sql, params)
 
     def run_means(self) -> pa.Table:
         return _arrow(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from ragtui.core import tables
+from ragtui.core import fastindex, tables
 from ragtui.core.errors import RunNotFoundError
 from ragtui.core.store import INDEX_NAME, Store
 from tests.core.runs_factory import make_run
@@ -109,7 +109,12 @@ def test_truncated_file_is_not_half_indexed(tmp_path: Path) -> None:
         assert ":9:" in str(store.problems[0])
 
 
-def test_crash_inside_the_transaction_leaves_no_partial_run(
+def _assert_index_empty(store: Store) -> None:
+    for table in ("runs", "cases", "chunks", "scores", "claims", "files"):
+        assert store._cursor().execute(f"SELECT count(*) FROM {table}").fetchone() == (0,), table
+
+
+def test_crash_inside_the_python_path_leaves_no_partial_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     make_run(tmp_path, "crash-1", n=10)
@@ -122,16 +127,36 @@ def test_crash_inside_the_transaction_leaves_no_partial_run(
             raise RuntimeError("disk on fire")
         real_insert(cur, table, columns)
 
+    monkeypatch.setattr(fastindex, "index_cases", lambda cur, path, run_id: None)  # Python path
     monkeypatch.setattr(tables, "insert_columns", exploding_insert)
     with Store.open(tmp_path, refresh=False) as store:
         with pytest.raises(RuntimeError, match="disk on fire"):
             store.refresh()
-        assert calls["n"] >= 2  # cases were inserted before the failure...
-        for table in ("runs", "cases", "chunks", "scores", "files"):
-            assert store._cursor().execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
-    monkeypatch.setattr(tables, "insert_columns", real_insert)
+        assert calls["n"] >= 2  # cases and chunks were inserted before the failure...
+        _assert_index_empty(store)
+    monkeypatch.undo()
     with Store.open(tmp_path) as store:  # ...and the next start indexes it whole
         assert store.cases("crash-1").num_rows == 10
+
+
+def test_crash_after_the_fast_path_inserted_rows_leaves_no_partial_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_run(tmp_path, "crash-2", n=10)
+    real = fastindex.index_cases
+    inserted = {}
+
+    def index_then_crash(cur, path, run_id):  # type: ignore[no-untyped-def]
+        inserted["n"] = real(cur, path, run_id)
+        inserted["rows"] = cur.execute("SELECT count(*) FROM scores").fetchone()[0]
+        raise RuntimeError("killed mid-transaction")
+
+    monkeypatch.setattr(fastindex, "index_cases", index_then_crash)
+    with Store.open(tmp_path, refresh=False) as store:
+        with pytest.raises(RuntimeError, match="killed mid-transaction"):
+            store.refresh()
+        assert inserted == {"n": 10, "rows": 20}  # the rows existed inside the transaction
+        _assert_index_empty(store)
 
 
 def test_duplicate_run_id_in_two_files_is_reported(tmp_path: Path) -> None:
