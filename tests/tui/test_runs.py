@@ -367,3 +367,28 @@ async def test_runs_without_cases_or_scores_open_cleanly(tmp_path, make_app) -> 
         await pilot.press("escape", "t")
         await wait_ready(app, pilot)
         assert "no metrics" in str(app.screen.query_one("#title").render())
+
+
+async def test_odd_case_ids_show_printable_but_open_by_their_real_id(tmp_path, make_app) -> None:
+    from dataclasses import replace
+
+    raw = "[b]id\x1b[0m\nline2"
+    cases = history_cases(3, 0.8, seed=4)
+    cases[0] = replace(cases[0], case_id=raw)
+    run = Run(
+        id="odd", name="odd", created_at="2026-11-30T00:00:00Z", config_key="cfg-o", judge=JUDGE
+    )
+    write_run_file(tmp_path / "runs" / f"odd{SUFFIX}", run, cases)
+    app = make_app(tmp_path / "runs")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        grid = app.screen.query_one("#cases", FastTable)
+        assert grid.get_row_at(0)[1] == "[b]id\\x1b[0m line2"  # one line, ESC made visible
+        assert app.screen.visible_case_ids()[0] == raw
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        from ragtui.tui.screens.case import CaseScreen
+
+        assert isinstance(app.screen, CaseScreen) and app.screen.case_ids[0] == raw

@@ -36,12 +36,14 @@ if TYPE_CHECKING:
 # Same set as core.views.printable: C0/C1 controls except tab and newline (RE2 syntax).
 _CONTROL_RE = r"[\x{00}-\x{08}\x{0b}-\x{1f}\x{7f}-\x{9f}]"
 TEXT_COLUMNS = ("case", "question", "answer")
+RAW_ID = "case_id"  # the id as the run file has it; "case" is its printable one-line form
 DEBOUNCE_FROM_ROWS = 20_000  # filtering more rows than this waits for a pause in the typing
 DEBOUNCE_S = 0.15
 
 
 def case_table(store: Store, run_id: str) -> tuple[pa.Table, list[str]]:
-    """(table, metrics): #, case, one string column per metric, question, answer, ms.
+    """(table, metrics): #, case, one string column per metric, question, answer, ms, and
+    last the raw `case_id` (not shown: the Case screen looks cases up by it).
 
     Scores show as points with one decimal, `error` where the metric failed, null where the
     case was never scored on it. Untrusted text is flattened to one line and made printable.
@@ -67,9 +69,9 @@ def case_table(store: Store, run_id: str) -> tuple[pa.Table, list[str]]:
     )
     sql = f"""
         WITH {pivot_cte}
-        SELECT c.ordinal + 1 AS n, c.case_id AS "case"{metric_cols},
+        SELECT c.ordinal + 1 AS n, {_one_line("c.case_id")} AS "case"{metric_cols},
                {_one_line("c.question")} AS question, {_one_line("c.answer")} AS answer,
-               round(c.latency_ms)::BIGINT AS ms
+               round(c.latency_ms)::BIGINT AS ms, c.case_id AS case_id
         FROM cases c LEFT JOIN p ON p.case_id = c.case_id
         ORDER BY c.ordinal
     """
@@ -83,7 +85,7 @@ def case_table(store: Store, run_id: str) -> tuple[pa.Table, list[str]]:
     for name in TEXT_COLUMNS:
         index = table.schema.get_field_index(name)
         table = table.set_column(index, name, literal_column(table.column(name)))
-    names = ["#", "case", *metrics, "question", "answer", "ms"]
+    names = ["#", "case", *metrics, "question", "answer", "ms", RAW_ID]
     return table.rename_columns(names), metrics
 
 
@@ -117,7 +119,7 @@ def filter_table(table: pa.Table, needle: str) -> pa.Table:
 def measured_backend(table: pa.Table) -> ArrowBackend:
     """An Arrow backend whose column widths are measured now: that scans every row, so
     callers do it in a worker and the UI thread only mounts the finished table."""
-    backend = ArrowBackend(table)
+    backend = ArrowBackend(table.drop_columns([RAW_ID]))
     backend.render_markup = False  # as the widget will set it: widths are measured literally
     _ = backend.column_content_widths  # computed once and cached by the backend
     return backend
@@ -251,6 +253,7 @@ class CaseListScreen(Screen[None]):
         labels: list[str | Text] = [
             Text(printable(short_metric(c) if narrow and c in self.metrics else c))
             for c in table.column_names
+            if c != RAW_ID
         ]
         grid = CaseGrid(
             backend=backend or measured_backend(table),
@@ -286,7 +289,7 @@ class CaseListScreen(Screen[None]):
 
     def visible_case_ids(self) -> list[str]:
         """The case ids of the rows shown (after the filter), in order: the Case screen's list."""
-        return [] if self.shown is None else self.shown.column("case").to_pylist()
+        return [] if self.shown is None else self.shown.column(RAW_ID).to_pylist()
 
     def action_open_case(self) -> None:
         if isinstance(self.focused, Input):
