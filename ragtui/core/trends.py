@@ -72,7 +72,7 @@ def metric_trends(store: Store, metric: str) -> list[TrendSeries]:
     runs = store.runs()
     if runs.num_rows == 0:
         return []
-    scores = store.scores(runs.column("run_id").to_pylist(), [metric])
+    scores = store.scores(runs.column("run_id").to_pylist(), [metric], ordered=False)
     by_run = _values_by_run(scores)
     groups: dict[str, list[TrendPoint]] = {}
     names: dict[str, list[str]] = {}
