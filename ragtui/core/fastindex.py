@@ -15,8 +15,11 @@ malformed line becomes a failed check rather than an error (which would abort th
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -151,6 +154,9 @@ def _insert_batch(cur: duckdb.DuckDBPyConnection, lines: pa.Table, run_id: str) 
     finally:
         cur.unregister("_lines")
     try:
+        shapes = cur.execute("SELECT DISTINCT st FROM _top").fetchall()
+        if not all(shape is not None and _line_ok(json.loads(shape)) for (shape,) in shapes):
+            return False
         counts = cur.execute(_COUNT_SQL).fetchone()
         for sql, expected in zip(_SQL.values(), counts[0] if counts else (), strict=True):
             inserted = cur.execute(sql, [run_id]).fetchone()
@@ -161,50 +167,125 @@ def _insert_batch(cur: duckdb.DuckDBPyConnection, lines: pa.Table, run_id: str) 
     return True
 
 
+# ---------------------------------------------------------------- JSON types
+#
+# A line is parsed once into typed columns (strings unescaped, numbers as doubles). The typed
+# parse casts where Python's reader refuses ("0.5" into a number, 5 into a string), so the
+# JSON types come from json_structure(line): the type of every member, array elements merged
+# (a conflict merges to "JSON", null into the other type). Lines of a file share a handful of
+# structures; each distinct one is checked here against the rules of runfile.parse_case.
+# What merging hides (a null among strings, a null item) is checked on the values in SQL.
+
+_NUM = {"UBIGINT", "BIGINT", "HUGEINT", "DOUBLE"}  # HUGEINT: UBIGINT merged with BIGINT
+_OPT = {"NULL", None}  # null, or absent (the Python reader treats both alike everywhere)
+_STR = _OPT | {"VARCHAR"}
+
+
+def _in(shape: Any, allowed: set[str | None]) -> bool:
+    return (shape is None or isinstance(shape, str)) and shape in allowed
+
+
+def _fields(shape: Any, rules: dict[str, set[str | None]]) -> bool:
+    return isinstance(shape, dict) and all(_in(shape.get(k), ok) for k, ok in rules.items())
+
+
+def _items(shape: Any, item: Callable[[Any], bool]) -> bool:
+    """An array (merged to one element shape) whose items pass `item`; null items pass here."""
+    return _in(shape, _OPT) or (isinstance(shape, list) and (shape == ["NULL"] or item(shape[0])))
+
+
+def _object(shape: Any, value: Callable[[Any], bool]) -> bool:
+    """An object with free keys whose values pass `value` ("JSON" alone: the empty object)."""
+    return _in(shape, _OPT | {"JSON"}) or (
+        isinstance(shape, dict) and all(map(value, shape.values()))
+    )
+
+
+_CHUNK_RULES = {
+    "id": _STR,
+    "text": _STR,
+    "source": _STR,
+    "rank": _OPT | {"UBIGINT", "BIGINT", "HUGEINT"},
+}
+_CHUNK_RULES["score"] = _OPT | _NUM
+_CLAIM_RULES = {"metric": _STR, "text": _STR, "verdict": _STR, "reason": _STR}
+_SCORE_RULES = {k: _STR for k in ("label", "reason", "reply", "prompt_hash")}
+_SCORE_RULES |= {"value": _OPT | _NUM, "threshold": _OPT | _NUM}
+
+
+def _line_ok(shape: Any) -> bool:
+    return (
+        _fields(shape, {"case_id": _STR, "question": _STR, "answer": _STR, "reference": _STR})
+        and "ragtui_run" not in shape
+        and _in(shape.get("latency_ms"), _OPT | _NUM)
+        and _items(shape.get("contexts"), lambda c: _fields(c, _CHUNK_RULES))
+        and _items(
+            shape.get("claims"),
+            lambda c: (
+                _fields(c, _CLAIM_RULES) and _items(c.get("chunks"), lambda x: x == "VARCHAR")
+            ),
+        )
+        and _object(
+            shape.get("scores"),
+            lambda s: (
+                s == "NULL"
+                or (_fields(s, _SCORE_RULES) and _items(s.get("scale"), lambda x: _in(x, _NUM)))
+            ),
+        )
+        and _object(shape.get("errors"), lambda v: v == "VARCHAR")
+        and _object(shape.get("human"), lambda v: _in(v, _NUM))
+        and _object(shape.get("metadata"), lambda v: True)
+    )
+
+
 # ---------------------------------------------------------------- SQL
 #
-# Every JSON object is read with json_transform_strict into MAP(VARCHAR, JSON): that fails on
-# duplicate keys (Python's json keeps the last value, DuckDB the first) and on a non-object,
-# so such lines fall back. A map value is the JSON text of the member, or NULL for null or an
-# absent key (the Python reader treats both alike everywhere). Its first character gives the
-# JSON type; yyjson writes strings with exactly the escapes Python's json.dumps uses.
+# Objects with free keys (scores, errors, human, metadata) become maps, which come out NULL
+# when a key repeats (Python's json keeps the last value, a struct the first); the keys of the
+# other objects read are listed and checked for repeats. Parsing functions are wrapped in
+# try(): a malformed line fails a check instead of aborting the transaction.
+
+_CHUNK = "STRUCT(id VARCHAR, text VARCHAR, source VARCHAR, rank BIGINT, score DOUBLE)"
+_CLAIM = "STRUCT(metric VARCHAR, text VARCHAR, verdict VARCHAR, chunks VARCHAR[], reason VARCHAR)"
+_SCORE = (
+    "MAP(VARCHAR, STRUCT(value DOUBLE, raw JSON, label VARCHAR, scale DOUBLE[], "
+    "reason VARCHAR, reply VARCHAR, prompt_hash VARCHAR, threshold DOUBLE))"
+)
+_MAPS = {
+    "scores": _SCORE,
+    "errors": "MAP(VARCHAR, VARCHAR)",
+    "human": "MAP(VARCHAR, DOUBLE)",
+    "metadata": "MAP(VARCHAR, JSON)",
+}
+_LINE = (
+    '{"case_id": "VARCHAR", "question": "VARCHAR", "answer": "VARCHAR", "reference": "VARCHAR", '
+    f'"latency_ms": "DOUBLE", "contexts": "{_CHUNK}[]", "claims": "{_CLAIM}[]", '
+    + ", ".join(f'"{m}": "JSON"' for m in _MAPS)
+    + "}"
+)
+_UNIQUE = (
+    "coalesce(list_bool_and(list_transform({}, lambda x: len(x) = len(list_distinct(x)))), true)"
+)
+_TOP_SQL = f"""
+CREATE OR REPLACE TEMP TABLE _top AS
+SELECT ord, st, t.case_id, t.question, t.answer, t.reference, t.latency_ms, t.contexts,
+    t.claims, {", ".join(m for m in _MAPS)},
+    (k IS NOT NULL AND {" AND ".join(_UNIQUE.format(x) for x in ("[k]", "kc", "kl", "ks"))}
+        AND {" AND ".join(f"(t.{m} IS NULL OR {m} IS NOT NULL)" for m in _MAPS)}) AS top_ok
+FROM (
+    SELECT *, {", ".join(f'''try(json_transform(t.{m}, '"{typ}"')) AS {m}''' for m, typ in _MAPS.items())},
+        try(json_keys(t.scores, '$.*')) AS ks
+    FROM (SELECT ord, try(json_structure(j)) AS st, try(json_keys(j)) AS k,
+              try(json_keys(j, '$.contexts[*]')) AS kc, try(json_keys(j, '$.claims[*]')) AS kl,
+              try(json_transform(j, '{_LINE}')) AS t
+          FROM _lines))
+"""
 
 
-def _is_str(x: str) -> str:
-    return f"coalesce(starts_with({x}, '\"'), false)"
-
-
-def _opt_str(x: str) -> str:
-    return f"({x} IS NULL OR starts_with({x}, '\"'))"
-
-
-def _str(x: str) -> str:
-    return (
-        f"CASE WHEN starts_with({x}, '\"') THEN CASE WHEN contains({x}, '\\') "
-        f"THEN json_extract_string({x}, '$') ELSE {x}[2:-2] END END"
-    )
-
-
-def _is_num(x: str) -> str:
-    """A finite JSON number; an integer past 2**53 fails (the Python path cannot store it)."""
-    return (
-        f"coalesce(regexp_matches({x}, '^-?[0-9]') "
-        f"AND (NOT regexp_full_match({x}, '-?[0-9]+') OR abs(try_cast({x} AS HUGEINT)) <= {2**53}) "
-        f"AND isfinite(try_cast({x} AS DOUBLE)), false)"
-    )
-
-
-def _opt_num(x: str) -> str:
-    return f"({x} IS NULL OR {_is_num(x)})"
-
-
-def _num(x: str) -> str:
-    return f"CASE WHEN regexp_matches({x}, '^-?[0-9]') THEN try_cast({x} AS DOUBLE) END"
-
-
-def _unit(x: str) -> str:
-    """A required finite number in [0, 1]."""
-    return f"({_is_num(x)} AND try_cast({x} AS DOUBLE) BETWEEN 0 AND 1)"
+def _finite(x: str) -> str:
+    """Null or finite; past 2**53 the fast path declines, as the JSON type (an integer the
+    Python path cannot store, or a float it can) is not known per value here."""
+    return f"({x} IS NULL OR (isfinite({x}) AND abs({x}) <= {2**53}))"
 
 
 # yyjson writes a control character as \u001F where Python's json.dumps writes \u001f.
@@ -212,172 +293,84 @@ _UPPER_ESCAPE = "'\\\\u00[01][A-F]'"
 
 
 def _pyjson(x: str) -> str:
-    """`json.dumps(value, ensure_ascii=False)` of a scalar; NULL when not reproduced here."""
+    """`json.dumps(value, ensure_ascii=False)` of a scalar given as JSON text; NULL when not
+    reproduced here (an object, an array, a non-finite number, an upper-case escape)."""
     return (
         f"CASE WHEN {x} IS NULL THEN 'null' "
         f"WHEN starts_with({x}, '\"') THEN CASE WHEN NOT regexp_matches({x}, {_UPPER_ESCAPE}) "
         f"THEN {x} END "
-        f"WHEN {x} IN ('true', 'false') OR regexp_full_match({x}, '-?[0-9]+') THEN {x} "
-        f"WHEN {_is_num(x)} THEN CAST(try_cast({x} AS DOUBLE) AS VARCHAR) END"
+        f"WHEN {x} IN ('true', 'false') THEN {x} "
+        f"WHEN regexp_full_match({x}, '-?[0-9]+') THEN {x} "
+        f"WHEN regexp_matches({x}, '^-?[0-9]') AND isfinite(try_cast({x} AS DOUBLE)) "
+        f"THEN CAST(try_cast({x} AS DOUBLE) AS VARCHAR) END"
     )
 
 
-def _struct(*keys: str) -> str:
-    return "{" + ", ".join(f'"{k}": "JSON"' for k in keys) + "}"
-
-
-_CHUNK = _struct("id", "text", "source", "rank", "score")
-_CLAIM = _struct("metric", "text", "verdict", "chunks", "reason")
-_SCORE = (
-    "STRUCT("
-    + ", ".join(
-        f"{k} JSON"
-        for k in ("value", "raw", "label", "scale", "reason", "reply", "prompt_hash", "threshold")
-    )
-    + ")"
-)
-_MEMBERS = (
-    "case_id",
-    "question",
-    "answer",
-    "reference",
-    "latency_ms",
-    "contexts",
-    "scores",
-    "claims",
-    "errors",
-    "human",
-    "metadata",
-)
-_LINE = _struct(*_MEMBERS)
-_CONTAINERS = {
-    "contexts": "[",
-    "claims": "[",
-    "scores": "{",
-    "errors": "{",
-    "human": "{",
-    "metadata": "{",
-}
-# A line is parsed into a struct of its members as JSON text (NULL when null or absent, which
-# the Python reader treats alike everywhere); the first character gives the JSON type, and
-# yyjson writes strings with exactly the escapes Python's json.dumps uses. The containers are
-# then parsed from that text. Structs keep the first of two equal keys where Python keeps the
-# last, so the keys of every object read are listed and checked for repeats; objects with free
-# keys (scores, errors, ...) become maps, which are NULL when a key repeats.
-_PARSED = {
-    "contexts": f"try(json_transform(t.contexts, '[{_CHUNK}]'))",
-    "claims": f"try(json_transform(t.claims, '[{_CLAIM}]'))",
-    "scores": f"""try(json_transform(t.scores, '"MAP(VARCHAR, {_SCORE})"'))""",
-    "errors": """try(json_transform(t.errors, '"MAP(VARCHAR, JSON)"'))""",
-    "human": """try(json_transform(t.human, '"MAP(VARCHAR, JSON)"'))""",
-    "metadata": """try(json_transform(t.metadata, '"MAP(VARCHAR, JSON)"'))""",
-}
-_UNIQUE = (
-    "coalesce(list_bool_and(list_transform({}, lambda x: len(x) = len(list_distinct(x)))), true)"
-)
-_TOP_SQL = f"""
-CREATE OR REPLACE TEMP TABLE _top AS
-SELECT ord, cid, case_id, question, answer, reference, latency_ms,
-    {", ".join(_CONTAINERS)},
-    (k IS NOT NULL AND NOT list_contains(k, 'ragtui_run')
-        AND {" AND ".join(_UNIQUE.format(x) for x in ("[k]", "kc", "kl", "ks"))}
-        AND {
-    " AND ".join(
-        f"(raw_{m} IS NULL OR (starts_with(raw_{m}, '{c}') AND {m} IS NOT NULL))"
-        for m, c in _CONTAINERS.items()
-    )
-}) AS top_ok
-FROM (
-    SELECT ord, k, t.case_id AS cid, {_str("t.case_id")} AS case_id,
-        t.question, t.answer, t.reference, t.latency_ms,
-        {", ".join(f"t.{m} AS raw_{m}" for m in _CONTAINERS)},
-        {", ".join(f"{sql} AS {m}" for m, sql in _PARSED.items())},
-        try(json_keys(t.contexts, '$[*]')) AS kc, try(json_keys(t.claims, '$[*]')) AS kl,
-        try(json_keys(t.scores, '$.*')) AS ks
-    FROM (SELECT ord, try(json_keys(j)) AS k, try(json_transform(j, '{_LINE}')) AS t
-          FROM _lines))
-"""
 _KEY = "(json_object(e.key, 0)::VARCHAR)[2:-4]"  # the key as JSON text, quoted
 _META = (
     f"list_transform(map_entries(metadata), lambda e: CASE WHEN NOT regexp_matches({_KEY}, "
     f"{_UPPER_ESCAPE}) THEN {_KEY} || ': ' || {_pyjson('e.value')} END)"
 )
-_SCALE = "regexp_extract(s.scale, '^\\[([^,]+),([^,]+)\\]$', ['lo', 'hi'])"
-_VERDICTS = ", ".join(f"'\"{v}\"'" for v in VERDICTS)
+_VERDICTS = ", ".join(f"'{v}'" for v in VERDICTS)
 
 # Per table: the rows (FROM ...), their columns in table order, the check every row must
 # pass, and the insertion order (the Python path's: case by case, then within the case).
 _TABLES: dict[str, tuple[str, str, str, str]] = {
     "cases": (
         f"(SELECT *, {_META} AS meta FROM _top)",
-        f"""case_id, ord::INTEGER, {_str("question")}, {_str("answer")}, {_str("reference")},
-        {_num("latency_ms")},
-        CASE WHEN cardinality(metadata) > 0 THEN '{{' || array_to_string(meta, ', ') || '}}' END""",
-        f"""top_ok AND {_is_str("cid")} AND regexp_matches(case_id, '[^{_PY_SPACE}]')
-        AND {_is_str("question")} AND {_is_str("answer")} AND {_opt_str("reference")}
-        AND {_opt_num("latency_ms")}
+        """case_id, ord::INTEGER, question, answer, reference, latency_ms,
+        CASE WHEN cardinality(metadata) > 0 THEN '{' || array_to_string(meta, ', ') || '}' END""",
+        f"""top_ok AND case_id IS NOT NULL AND regexp_matches(case_id, '[^{_PY_SPACE}]')
+        AND question IS NOT NULL AND answer IS NOT NULL AND {_finite("latency_ms")}
         AND coalesce(list_bool_and(list_transform(meta, lambda x: x IS NOT NULL)), true)
         AND coalesce(list_bool_and(list_transform(map_values(errors),
-            lambda x: {_is_str("x")})), true)""",
+            lambda x: x IS NOT NULL)), true)""",
         "ord",
     ),
     "chunks": (
         """(SELECT ord, case_id, unnest(contexts) AS c, generate_subscripts(contexts, 1) AS i
         FROM _top WHERE contexts IS NOT NULL)""",
-        f"""case_id, (i - 1)::INTEGER, {_str("c.id")},
-        CASE WHEN regexp_full_match(c.rank, '-?[0-9]+') THEN try_cast(c.rank AS INTEGER) END,
-        {_str("c.source")}, {_num("c.score")}, {_str("c.text")}""",
-        f"""c IS NOT NULL AND {_is_str("c.id")} AND {_is_str("c.text")}
-        AND {_opt_str("c.source")} AND {_opt_num("c.score")}
-        AND (c.rank IS NULL OR (regexp_full_match(c.rank, '-?[0-9]+')
-            AND try_cast(c.rank AS INTEGER) IS NOT NULL))""",
+        "case_id, (i - 1)::INTEGER, c.id, c.rank::INTEGER, c.source, c.score, c.text",
+        f"""c IS NOT NULL AND c.id IS NOT NULL AND c.text IS NOT NULL AND {_finite("c.score")}
+        AND coalesce(c.rank BETWEEN -2147483648 AND 2147483647, true)""",
         "ord, i",
     ),
     "scores": (
-        """(SELECT *, """
-        + _SCALE
-        + """ AS sc FROM (
-            SELECT ord, case_id, unnest(map_keys(scores)) AS metric,
-                unnest(map_values(scores)) AS s, NULL AS e,
-                generate_subscripts(map_keys(scores), 1) AS pos, 0 AS grp
-            FROM _top WHERE scores IS NOT NULL
-            UNION ALL
-            SELECT ord, case_id, metric, NULL, e, pos, 1 FROM (
-                SELECT ord, case_id, scores, unnest(map_keys(errors)) AS metric,
-                    unnest(map_values(errors)) AS e,
-                    generate_subscripts(map_keys(errors), 1) AS pos
-                FROM _top WHERE errors IS NOT NULL)
-            WHERE scores IS NULL OR NOT map_contains(scores, metric)))""",
-        f"""case_id, metric, {_num("s.value")}, CASE WHEN grp = 1 THEN {_str("e")} END,
-        {_str("s.label")}, CASE WHEN s.raw IS NOT NULL THEN {_pyjson("s.raw")} END,
-        {_num("sc.lo")}, {_num("sc.hi")}, {_str("s.reason")}, {_str("s.reply")},
-        {_str("s.prompt_hash")}, {_num("s.threshold")}""",
-        f"""grp = 1 OR (s IS NOT NULL AND {_unit("s.value")}
-        AND (s.raw IS NULL OR {_pyjson("s.raw")} IS NOT NULL)
-        AND {_opt_str("s.label")} AND {_opt_str("s.reason")}
-        AND {_opt_str("s.reply")} AND {_opt_str("s.prompt_hash")}
-        AND {_opt_num("s.threshold")}
-        AND (s.scale IS NULL OR ({_is_num("sc.lo")} AND {_is_num("sc.hi")})))""",
+        """(SELECT ord, case_id, unnest(map_keys(scores)) AS metric,
+            unnest(map_values(scores)) AS s, NULL AS e,
+            generate_subscripts(map_keys(scores), 1) AS pos, 0 AS grp
+        FROM _top WHERE scores IS NOT NULL
+        UNION ALL
+        SELECT ord, case_id, metric, NULL, e, pos, 1 FROM (
+            SELECT ord, case_id, scores, unnest(map_keys(errors)) AS metric,
+                unnest(map_values(errors)) AS e,
+                generate_subscripts(map_keys(errors), 1) AS pos
+            FROM _top WHERE errors IS NOT NULL)
+        WHERE scores IS NULL OR NOT map_contains(scores, metric))""",
+        f"""case_id, metric, s.value, e, s.label,
+        CASE WHEN s.raw IS NOT NULL THEN {_pyjson("s.raw")} END, s.scale[1], s.scale[2],
+        s.reason, s.reply, s.prompt_hash, s.threshold""",
+        f"""grp = 1 OR (s IS NOT NULL AND s.value BETWEEN 0 AND 1
+        AND (s.raw IS NULL OR {_pyjson("s.raw")} IS NOT NULL) AND {_finite("s.threshold")}
+        AND (s.scale IS NULL OR (len(s.scale) = 2 AND s.scale[1] IS NOT NULL
+            AND s.scale[2] IS NOT NULL AND {_finite("s.scale[1]")} AND {_finite("s.scale[2]")})))""",
         "ord, grp, pos",
     ),
     "claims": (
         """(SELECT ord, case_id, unnest(claims) AS c, generate_subscripts(claims, 1) AS i
         FROM _top WHERE claims IS NOT NULL)""",
-        f"""case_id, (i - 1)::INTEGER, {_str("c.metric")}, {_str("c.text")},
-        {_str("c.verdict")},
-        coalesce(json_extract_string(c.chunks, '$[*]'), []::VARCHAR[]), {_str("c.reason")}""",
-        f"""c IS NOT NULL AND {_is_str("c.metric")} AND {_is_str("c.text")}
-        AND coalesce(c.verdict IN ({_VERDICTS}), false) AND {_opt_str("c.reason")}
-        AND (c.chunks IS NULL OR (starts_with(c.chunks, '[') AND coalesce(list_bool_and(
-            list_transform(json_type(c.chunks, '$[*]'), lambda t: t = 'VARCHAR')), true)))""",
+        "case_id, (i - 1)::INTEGER, c.metric, c.text, c.verdict, coalesce(c.chunks, []), c.reason",
+        f"""c IS NOT NULL AND c.metric IS NOT NULL AND c.text IS NOT NULL
+        AND coalesce(c.verdict IN ({_VERDICTS}), false)
+        AND coalesce(list_bool_and(list_transform(c.chunks, lambda x: x IS NOT NULL)), true)""",
         "ord, i",
     ),
     "human": (
         """(SELECT ord, case_id, unnest(map_keys(human)) AS metric,
             unnest(map_values(human)) AS v, generate_subscripts(map_keys(human), 1) AS pos
         FROM _top WHERE human IS NOT NULL)""",
-        f"""case_id, metric, {_num("v")}""",
-        _unit("v"),
+        "case_id, metric, v",
+        "v BETWEEN 0 AND 1",
         "ord, pos",
     ),
 }
