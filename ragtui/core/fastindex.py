@@ -4,7 +4,7 @@ The Python reader (`runfile.parse_case` + `tables.case_rows`) is the reference: 
 file, line and field of the first problem. This module applies exactly its rules in SQL to
 blocks of lines and inserts the rows the Python path would have produced. When anything fails
 a check, or the file holds something this path does not reproduce byte for byte (a nested
-metadata value, an object as `raw`, a duplicate key, a line nested very deeply),
+metadata value, an object as `raw`, a duplicate key, a number past 2**53, a deep line),
 `index_cases` returns None and the caller runs the Python path, which then raises the precise
 error or indexes the file itself. Both paths give identical index content
 (tests/core/test_fastindex.py).
