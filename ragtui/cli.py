@@ -6,75 +6,16 @@ import importlib
 import json
 import shutil
 import sys
-from collections.abc import Callable
-from functools import wraps
-from pathlib import Path
 from typing import Any
 
 import click
 
+from ragtui.commands.common import open_store, resolve_folder
 from ragtui.core.errors import RagtuiError
-from ragtui.core.store import Store
 from ragtui.core.views import case_lines, run_rows, short_metric
-from ragtui.workspace import open_folder
 
-DEFAULT_FOLDER = Path("runs")
 # Command modules under ragtui/commands/, each exposing COMMANDS.
 COMMAND_MODULES = ("compare", "importing", "judge", "bench")
-
-
-def bundled_samples() -> Path:
-    """The demo history: inside the package when installed from a wheel, else beside it."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "_sample_runs", here.parent / "sample_runs"):
-        if candidate.is_dir():
-            return candidate
-    raise RagtuiError("the bundled sample_runs/ folder is missing from this installation")
-
-
-def resolve_folder(path: str | Path | None) -> tuple[Path, str | None]:
-    """The folder to open and a notice when it is not the one the user named.
-
-    No path: ./runs when it holds run files (or foreign result files), else the bundled samples.
-    """
-    if path is not None:
-        folder = Path(path)
-        if not folder.is_dir():
-            raise RagtuiError(f"{folder}: no such folder")
-        return folder, None
-    if DEFAULT_FOLDER.is_dir() and any(
-        p.is_file() and not p.name.startswith(".") for p in DEFAULT_FOLDER.rglob("*")
-    ):
-        return DEFAULT_FOLDER, None
-    samples = bundled_samples()
-    return samples, f"no run files in ./runs: showing the bundled demo history in {samples}"
-
-
-def open_store(path: str | Path | None, *, announce: bool = True) -> Store:
-    """Open (and refresh) the index of a folder, printing notices and bad files on stderr."""
-    folder, notice = resolve_folder(path)
-    if notice and announce:
-        click.echo(notice, err=True)
-    store = open_folder(folder)
-    if announce:
-        for line in store.notices:
-            click.echo(f"notice: {line}", err=True)
-        for problem in store.problems:
-            click.echo(f"skipped: {problem}", err=True)
-    return store
-
-
-def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn the project's own errors into one line on stderr and exit status 2."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except RagtuiError as err:
-            raise click.ClickException(str(err)) from None
-
-    return wrapper
 
 
 class _Group(click.Group):

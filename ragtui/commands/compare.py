@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from ragtui.commands.common import open_store
 from ragtui.core.compare import Comparison, MetricResult, compare_runs
 from ragtui.core.errors import RagtuiError
 from ragtui.core.stats import DEFAULT_SEED
@@ -37,12 +38,6 @@ _seed_option = click.option(
 )
 
 
-def _open(path: str | None, *, announce: bool = True) -> Store:
-    from ragtui.cli import open_store  # lazy: ragtui.cli imports this module
-
-    return open_store(path, announce=announce)
-
-
 def _compare(
     path: str | None,
     a: str,
@@ -53,7 +48,7 @@ def _compare(
     *,
     announce: bool = True,
 ) -> tuple[Comparison, Store]:
-    store = _open(path, announce=announce)
+    store = open_store(path, announce=announce)
     try:
         return compare_runs(
             store, a, b, metrics=list(metrics) or None, margin=margin, seed=seed

@@ -12,12 +12,12 @@ import json
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from functools import wraps
 from pathlib import Path
 from typing import Any
 
 import click
 
+from ragtui.commands.common import open_store, resolve_folder, user_errors
 from ragtui.config import Config, JudgeConfig, adhoc_judge, load_config
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Run
@@ -48,34 +48,12 @@ def _judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except RagtuiError as err:
-            raise click.ClickException(str(err)) from None
-
-    return wrapper
-
-
 def _folder(path: str | None) -> Path:
     """The runs folder to write into; never the bundled demo history."""
-    from ragtui.cli import resolve_folder  # lazy: ragtui.cli imports this module
-
     folder, notice = resolve_folder(path)
     if notice:
         raise RagtuiError("no run files in ./runs: name the runs folder (PATH) to write into")
     return folder
-
-
-def _open(folder: Path) -> Store:
-    store = Store.open(folder)
-    for line in store.notices:
-        click.echo(f"notice: {line}", err=True)
-    for problem in store.problems:
-        click.echo(f"skipped: {problem}", err=True)
-    return store
 
 
 def pick_judge(
@@ -172,7 +150,7 @@ def _report(result: BatchResult) -> None:
 @click.option("--metric", "-m", "metrics", multiple=True, help="Judge this metric (repeatable).")
 @_judge_options
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@_user_errors
+@user_errors
 def rejudge_command(
     run: str,
     path: str | None,
@@ -189,7 +167,7 @@ def rejudge_command(
     """Re-judge RUN with another judge; writes a new `rejudge` run and resumes if interrupted."""
     folder = _folder(path)
     judge = pick_judge(load_config(folder), judge_name, provider, url, model, timeout, concurrency)
-    with _open(folder) as store:
+    with open_store(folder) as store:
         bar = _Bar(f"judging with {judge.name}")
         with bar:
             result = asyncio.run(
@@ -225,7 +203,7 @@ def rejudge_command(
 
 @click.command("judges")
 @click.argument("path", required=False, type=click.Path(file_okay=False))
-@_user_errors
+@user_errors
 def judges_command(path: str | None) -> None:
     """List the judges in ragtui.toml and check each is reachable and has its model."""
     config = load_config(Path(path) if path else None)
@@ -264,7 +242,7 @@ def judges_command(path: str | None) -> None:
 @click.option("--full", is_flag=True, help="Rerun the whole pipeline ([rerun] command).")
 @_judge_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
-@_user_errors
+@user_errors
 def noise_command(
     run: str,
     path: str | None,
@@ -285,7 +263,7 @@ def noise_command(
 
     folder = _folder(path)
     config = load_config(folder)
-    with _open(folder) as store:
+    with open_store(folder) as store:
         parent_id = store.resolve_run(run)
         if full:
             rerun_ids = _full_reruns(store, config, parent_id, times)
