@@ -174,11 +174,6 @@ def test_the_store_reports_a_bad_file_and_indexes_the_rest(tmp_path: Path, data:
     shutil.rmtree(folder)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runfile/tables: an integer past 2**53 in a number field raises ArrowInvalid "
-    "(past 1e308: OverflowError) instead of a RunFileError; reported to the lead",
-)
 @pytest.mark.parametrize("number", ["18014398509481985", "9" * 400])
 def test_a_huge_integer_is_a_clear_error_or_a_number(tmp_path: Path, number: str) -> None:
     (tmp_path / "x.ragtui.jsonl").write_text(

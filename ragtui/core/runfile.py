@@ -34,6 +34,7 @@ from ragtui.core.model import (
 
 SUFFIX = ".ragtui.jsonl"
 FORMAT_VERSION = 1
+_MAX_EXACT_INT = 2**53  # larger integers do not survive a float64 column
 
 
 def is_run_file(path: Path) -> bool:
@@ -83,6 +84,8 @@ class _Line:
             if required:
                 raise self.fail(field, "a number", None if key in obj else ...)
             return None
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_EXACT_INT:
+            raise self.fail(field, "a number of magnitude at most 2^53", value)
         if (
             isinstance(value, bool)
             or not isinstance(value, int | float)
@@ -206,8 +209,10 @@ def parse_case(obj: Any, ctx: _Line) -> Case:
         prefix = f"contexts[{i}]."
         item = ctx.obj(item, f"contexts[{i}]")
         rank = item.get("rank")
-        if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int)):
-            raise ctx.fail(prefix + "rank", "an integer", rank)
+        if rank is not None and (
+            isinstance(rank, bool) or not isinstance(rank, int) or not -(2**31) <= rank < 2**31
+        ):
+            raise ctx.fail(prefix + "rank", "a 32-bit integer", rank)
         contexts.append(
             Chunk(
                 id=ctx.text(item, "id", prefix) or "",

@@ -229,3 +229,26 @@ def test_appender_resumes_and_drops_a_torn_last_line(tmp_path: Path) -> None:
     assert resumed.done == {"refund-01"}
     resumed.close()
     assert read_run_file(path).cases == (FULL_CASE,)
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "expected"),
+    [
+        ('"latency_ms": 18014398509481985', "latency_ms", "a number of magnitude at most 2^53"),
+        ('"latency_ms": ' + "9" * 400, "latency_ms", "a number of magnitude at most 2^53"),
+        (
+            '"contexts": [{"id": "c", "text": "t", "rank": 4294967296}]',
+            "contexts[0].rank",
+            "a 32-bit integer",
+        ),
+    ],
+)
+def test_numbers_too_big_for_the_index_are_clear_errors(
+    tmp_path: Path, line: str, field: str, expected: str
+) -> None:
+    path = _write_lines(
+        tmp_path, HEADER, '{"case_id": "c", "question": "q", "answer": "a", ' + line + "}"
+    )
+    with pytest.raises(RunFileError) as info:
+        read_run_file(path)
+    assert info.value.field == field and f"expected {expected}" in str(info.value)
