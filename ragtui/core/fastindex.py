@@ -52,13 +52,15 @@ def index_cases(cur: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> int 
     """
     if not ENABLED:
         return None
-    n = _index(cur, path, run_id)
-    if n is not None:
-        dup = cur.execute(
-            "SELECT count(*) - count(DISTINCT case_id) FROM cases WHERE run_id = ?", [run_id]
-        ).fetchone()
-        if dup is None or dup[0]:
-            n = None  # Python names the line of the repeated case id
+    cur.execute("CREATE OR REPLACE TEMP TABLE _seen (case_id VARCHAR)")  # this file's ids
+    try:
+        n = _index(cur, path, run_id)
+        if n is not None:
+            dup = cur.execute("SELECT count(*) - count(DISTINCT case_id) FROM _seen").fetchone()
+            if dup is None or dup[0]:
+                n = None  # Python names the line of the repeated case id
+    finally:
+        cur.execute("DROP TABLE IF EXISTS _seen")
     if n is None:
         for table in _SQL:
             cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
@@ -162,6 +164,7 @@ def _insert_batch(cur: duckdb.DuckDBPyConnection, lines: pa.Table, run_id: str) 
             inserted = cur.execute(sql, [run_id]).fetchone()
             if inserted is None or inserted[0] != expected:
                 return False
+        cur.execute("INSERT INTO _seen SELECT case_id FROM _top")
     finally:
         cur.execute("DROP TABLE IF EXISTS _top")
     return True
