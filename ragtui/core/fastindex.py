@@ -248,7 +248,7 @@ def _line_ok(shape: Any) -> bool:
 # other objects read are listed and checked for repeats. Parsing functions are wrapped in
 # try(): a malformed line fails a check instead of aborting the transaction.
 
-_CHUNK = "STRUCT(id VARCHAR, text VARCHAR, source VARCHAR, rank BIGINT, score DOUBLE)"
+_CHUNK = "STRUCT(id VARCHAR, text VARCHAR, source VARCHAR, rank HUGEINT, score DOUBLE)"
 _CLAIM = "STRUCT(metric VARCHAR, text VARCHAR, verdict VARCHAR, chunks VARCHAR[], reason VARCHAR)"
 _SCORE = (
     "MAP(VARCHAR, STRUCT(value DOUBLE, raw JSON, label VARCHAR, scale DOUBLE[], "
@@ -286,9 +286,9 @@ FROM (
 
 
 def _finite(x: str) -> str:
-    """Null or finite; past 2**53 the fast path declines, as the JSON type (an integer the
+    """Null or finite; from 2**53 on the fast path declines, as the JSON type (an integer the
     Python path cannot store, or a float it can) is not known per value here."""
-    return f"({x} IS NULL OR (isfinite({x}) AND abs({x}) <= {2**53}))"
+    return f"({x} IS NULL OR (isfinite({x}) AND abs({x}) < {2**53}))"
 
 
 # yyjson writes a control character as \u001F where Python's json.dumps writes \u001f.

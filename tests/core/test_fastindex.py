@@ -45,8 +45,8 @@ _safe_text = st.text(
 )
 _finite = st.floats(allow_nan=False, allow_infinity=False)
 _number = st.one_of(st.integers(-(2**53), 2**53), _finite)
-# Numbers past 2**53 make the fast path decline (see fastindex._finite).
-_safe_number = st.one_of(st.integers(-(2**53), 2**53), st.floats(-(2**53), 2**53))
+# Numbers from 2**53 on make the fast path decline (see fastindex._finite).
+_safe_number = st.one_of(st.integers(-(2**53) + 1, 2**53 - 1), st.floats(-(2**53) + 1, 2**53 - 1))
 _unit = st.one_of(st.floats(0, 1), st.sampled_from([0, 1, 0.5, 1e-7, 5e-324]))
 
 
@@ -246,6 +246,10 @@ BAD_LINES = {
     "chunk text a number": _with("contexts.0.text", 1),
     "rank a float": _with("contexts.0.rank", 1.0),
     "rank a bool": _with("contexts.0.rank", True),
+    "rank past 32 bits": _with("contexts.0.rank", 2**40),
+    "rank past 64 bits": _with("contexts.0.rank", 2**63 + 1),
+    "latency past 2**53": _with("latency_ms", 2**53 + 1),
+    "threshold past 2**53": _with("scores.f.threshold", -(2**60)),
     "chunk score a string": _with("contexts.0.score", "0.5"),
     "scores an array": _with("scores", [0.5]),
     "score a number": _with("scores.f", 0.5),
