@@ -1,5 +1,7 @@
 """Bad bytes, concurrent processes and big files: ragtui reports, never crashes or corrupts.
 
+The native reader, the index and every importer are fed fuzzed and mutated files.
+
 (A corrupt index, a read-only folder, a truncated file and a crash mid-index are tested in
 tests/core/test_store.py and tests/core/test_fastindex.py.)
 """
@@ -19,11 +21,13 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from ragtui.core.errors import RunFileError
+from ragtui import importers
+from ragtui.core.errors import RagtuiError, RunFileError
 from ragtui.core.model import Case, Chunk, Claim, JudgeInfo, Run, Score
 from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.core.store import INDEX_NAME, Store
 from ragtui.core.synthetic import write_synthetic_history
+from ragtui.importers.base import ImportOptions
 from tests.core.fastindex_helpers import content
 
 REPO = Path(__file__).resolve().parents[1]
@@ -182,6 +186,55 @@ def test_a_huge_integer_is_a_clear_error_or_a_number(tmp_path: Path, number: str
     )
     with Store.open(tmp_path) as store:
         assert store.runs().num_rows + len(store.problems) == 1
+
+
+_FIXTURES = sorted(
+    p
+    for p in (REPO / "tests" / "data").rglob("*")
+    if p.is_file() and p.suffix not in (".md", ".txt")
+)
+
+
+@st.composite
+def mutated_fixture(draw: st.DrawFn) -> tuple[str, bytes]:
+    """A result file of some harness (tests/data) after a few byte flips, cuts, inserts, or
+    (JSON files) swaps of two values, which keep the file well-formed and reach deeper."""
+    source = draw(st.sampled_from(_FIXTURES))
+    data = bytearray(source.read_bytes())
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["flip", "cut", "insert", "swap", "swap"]))
+        if kind == "swap":
+            try:
+                obj = json.loads(data)
+            except ValueError:
+                continue
+            values = _json_values(obj)[1:]
+            if len(values) < 2:
+                continue
+            (p1, v1), (p2, v2) = draw(st.lists(st.sampled_from(values), min_size=2, max_size=2))
+            if p1[: len(p2)] != p2 and p2[: len(p1)] != p1:  # neither inside the other
+                data = bytearray(json.dumps(_set(_set(obj, p1, v2), p2, v1)).encode())
+        elif kind == "flip" and data:
+            data[draw(st.integers(0, len(data) - 1))] = draw(st.integers(0, 255))
+        elif kind == "cut":
+            data = data[: draw(st.integers(0, len(data)))]
+        else:
+            at = draw(st.integers(0, len(data)))
+            data[at:at] = draw(st.binary(min_size=1, max_size=6))
+    return "".join(source.suffixes), bytes(data)
+
+
+@_SETTINGS
+@given(case=mutated_fixture())
+def test_every_importer_raises_only_its_own_error(tmp_path: Path, case: tuple[str, bytes]) -> None:
+    suffix, data = case
+    path = tmp_path / f"mutant{suffix}"
+    path.write_bytes(data)
+    for name, importer in importers.REGISTRY.items():
+        try:
+            importer.load(path, ImportOptions())
+        except RagtuiError as err:
+            assert str(err), name  # a message to show, never an empty line
 
 
 # ---------------------------------------------------------------- two processes
