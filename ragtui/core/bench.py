@@ -249,11 +249,11 @@ def _flakeval(store: Store, a: str, b: str, metric: str, workdir: Path) -> tuple
 # ---------------------------------------------------------------- the whole bench
 
 
-def peak_rss() -> Figure:
-    """This process's peak resident memory (ru_maxrss is in KiB on Linux, bytes on macOS)."""
+def peak_rss(when: str) -> Figure:
+    """This process's peak resident memory so far (ru_maxrss: KiB on Linux, bytes on macOS)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     mb = peak / 1e6 if sys.platform == "darwin" else peak / 1024
-    return Figure("peak RSS (this process)", f"{mb:,.0f} MB", note="resource.getrusage")
+    return Figure("peak RSS (this process)", f"{mb:,.0f} MB", note=f"{when}; resource.getrusage")
 
 
 def make_history(folder: Path, runs: int, cases: int, metrics: int) -> float:
