@@ -256,6 +256,19 @@ async def test_acceptance_flow_on_sample_runs(sample_copy, make_app) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is runs
+        from ragtui.tui.screens.help import HelpScreen
+        from ragtui.tui.screens.trends import TrendsScreen
+
+        await pilot.press("t")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, TrendsScreen)
+        assert "ragtui · Trends  answer_relevance  (1/4" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        assert "mark A" in screen_text(app)
 
 
 async def test_mouse_click_on_a_metric_row_switches_the_metric(folder, make_app) -> None:
