@@ -242,9 +242,7 @@ class Store:
             n_cases = 0
             for batch in tables.batches(cases, BATCH_CASES):
                 n_cases += len(batch)
-                for table, columns in tables.case_rows(
-                    run.id, batch, n_cases - len(batch)
-                ).items():
+                for table, columns in tables.case_rows(run.id, batch, n_cases - len(batch)).items():
                     tables.insert_columns(cur, table, columns)
         cur.execute(
             "INSERT INTO runs VALUES (" + ", ".join("?" * 18) + ")",

@@ -190,7 +190,9 @@ def test_pairs_keep_spaces_and_parentheses() -> None:
 
 
 def test_import_of_a_cancelled_inspect_log_says_so(tmp_path: Path) -> None:
-    source = Path(__file__).parents[1] / "data" / "inspect" / "inspect_v0.3.95_match_popularity.json"
+    source = (
+        Path(__file__).parents[1] / "data" / "inspect" / "inspect_v0.3.95_match_popularity.json"
+    )
     result = CliRunner().invoke(cli, ["import", str(source), "--into", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "status is 'cancelled'; imported the 3 samples it holds" in result.output
