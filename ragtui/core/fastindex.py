@@ -44,17 +44,23 @@ _PY_SPACE = (
 )
 
 
-def index_cases(cur: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> int | None:
+def index_cases(
+    cur: duckdb.DuckDBPyConnection,
+    path: Path,
+    run_id: str,
+    checkpoint: Callable[[], None] | None = None,
+) -> int | None:
     """Insert the cases of run file `path` as rows of run `run_id`; the header is not read.
 
     Returns the number of cases, or None to fall back, in which case no row of the run is left
-    in the caller's transaction. A DuckDB error (out of disk, ...) propagates.
+    in the caller's transaction. A DuckDB error (out of disk, ...) propagates. `checkpoint`,
+    when given, is called after each block (the store commits the pieces of a huge file).
     """
     if not ENABLED:
         return None
     cur.execute("CREATE OR REPLACE TEMP TABLE _seen (case_id VARCHAR)")  # this file's ids
     try:
-        n = _index(cur, path, run_id)
+        n = _index(cur, path, run_id, checkpoint)
         if n is not None:
             dup = cur.execute("SELECT count(*) - count(DISTINCT case_id) FROM _seen").fetchone()
             if dup is None or dup[0]:
@@ -67,7 +73,12 @@ def index_cases(cur: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> int 
     return n
 
 
-def _index(cur: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> int | None:
+def _index(
+    cur: duckdb.DuckDBPyConnection,
+    path: Path,
+    run_id: str,
+    checkpoint: Callable[[], None] | None,
+) -> int | None:
     n_cases = 0
     with path.open("rb") as handle:
         if not handle.readline().endswith(b"\n"):
@@ -83,6 +94,8 @@ def _index(cur: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> int | Non
                 if lines is None or not _insert_batch(cur, lines, run_id):
                     return None
                 n_cases += lines.num_rows
+                if checkpoint is not None:
+                    checkpoint()  # a huge file: commit this piece (the caller keeps it hidden)
             if not data:
                 return n_cases
 

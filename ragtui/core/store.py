@@ -28,6 +28,9 @@ from ragtui.core.runfile import SUFFIX, iter_run_file
 from ragtui.core.tables import RUN_TABLES, SCHEMA_VERSION
 
 INDEX_NAME = ".ragtui.duckdb"
+CHUNKED_BYTES = 64 << 20  # run files above this size are committed in pieces
+# DuckDB's cache of the index; beyond it DuckDB spills to disk. RAGTUI_DUCKDB_MEMORY overrides.
+MEMORY_LIMIT = os.environ.get("RAGTUI_DUCKDB_MEMORY", "256MB")
 BATCH_CASES = 20_000  # cases buffered before a flush to DuckDB: bounds memory on huge files
 
 
@@ -83,9 +86,10 @@ class Store:
                         f"index {path} was unreadable ({_first_line(exc)}); moved to {aside.name} "
                         "and rebuilt from the run files"
                     )
-                    con = duckdb.connect(str(path))
+                    con = duckdb.connect(str(path), config={"memory_limit": MEMORY_LIMIT})
         store = cls(folder, con, read_only=read_only, notices=notices)
         store._migrate()
+        store._discard_pending()
         if refresh:
             store.refresh()
         return store
@@ -207,6 +211,7 @@ class Store:
                 cur.execute("COMMIT")
             except BaseException:
                 cur.execute("ROLLBACK")
+                self._discard_pending()
                 raise
         return True
 
@@ -224,15 +229,27 @@ class Store:
             )
         from ragtui.core import fastindex  # the SQL fast path; None: the Python path decides
 
+        checkpoint = None
+        if stat.st_size > CHUNKED_BYTES:
+            # A huge file commits piece by piece so memory stays bounded; the run stays
+            # invisible (no runs row) until the last piece, and the pending mark lets a failure
+            # or a killed process discard the pieces (see _discard_pending).
+            cur.execute("INSERT OR REPLACE INTO meta VALUES ('pending_run', ?)", [run.id])
+
+            def checkpoint() -> None:
+                cur.execute("COMMIT")
+                cur.execute("BEGIN TRANSACTION")
+
         try:
-            fast = fastindex.index_cases(cur, path, run.id)
+            fast = fastindex.index_cases(cur, path, run.id, checkpoint=checkpoint)
         except duckdb.Error:
-            # A statement failed and aborted the transaction, which held only this method's
-            # work so far: start it again and let the Python path index the file.
+            # A statement failed and aborted the transaction: start again (dropping any piece
+            # of this run already committed) and let the Python path index the file.
             cur.execute("ROLLBACK")
             cur.execute("BEGIN TRANSACTION")
             if old is not None:
                 tables.delete_run(cur, old[0])
+            tables.delete_run(cur, run.id)
             fast = None
         if fast is not None:
             n_cases = fast
@@ -244,6 +261,8 @@ class Store:
                 n_cases += len(batch)
                 for table, columns in tables.case_rows(run.id, batch, n_cases - len(batch)).items():
                     tables.insert_columns(cur, table, columns)
+                if checkpoint is not None:
+                    checkpoint()
         cur.execute(
             "INSERT INTO runs VALUES (" + ", ".join("?" * 18) + ")",
             [
@@ -271,6 +290,19 @@ class Store:
             "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, now())",
             [str(path), stat.st_size, stat.st_mtime_ns, sha, run.id],
         )
+        cur.execute("DELETE FROM meta WHERE key = 'pending_run'")
+
+    def _discard_pending(self) -> None:
+        """Drop the committed pieces of a huge file whose indexing failed or was killed."""
+        cur = self._cursor()
+        row = cur.execute("SELECT value FROM meta WHERE key = 'pending_run'").fetchone()
+        if row is None:
+            return
+        cur.execute("BEGIN TRANSACTION")
+        tables.delete_run(cur, row[0])
+        cur.execute("DELETE FROM files WHERE run_id = ?", [row[0]])
+        cur.execute("DELETE FROM meta WHERE key = 'pending_run'")
+        cur.execute("COMMIT")
 
     def _forget_file(self, key: str) -> str | None:
         with self._write_lock:
@@ -530,7 +562,7 @@ def _writable(folder: Path, path: Path) -> bool:
 
 
 def _connect_checked(path: Path) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(str(path))
+    con = duckdb.connect(str(path), config={"memory_limit": MEMORY_LIMIT})
     try:
         con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()
     except duckdb.Error:

@@ -46,8 +46,8 @@ class PathCounter:
         self.declined = 0
         real = fastindex.index_cases
 
-        def counting(cur: Any, path: Path, run_id: str) -> int | None:
-            n = real(cur, path, run_id)
+        def counting(cur: Any, path: Path, run_id: str, checkpoint: Any = None) -> int | None:
+            n = real(cur, path, run_id, checkpoint)
             if not fastindex.ENABLED:
                 return n
             if n is None:

@@ -127,7 +127,9 @@ def test_crash_inside_the_python_path_leaves_no_partial_run(
             raise RuntimeError("disk on fire")
         real_insert(cur, table, columns)
 
-    monkeypatch.setattr(fastindex, "index_cases", lambda cur, path, run_id: None)  # Python path
+    monkeypatch.setattr(
+        fastindex, "index_cases", lambda cur, path, run_id, checkpoint: None
+    )  # Python path
     monkeypatch.setattr(tables, "insert_columns", exploding_insert)
     with Store.open(tmp_path, refresh=False) as store:
         with pytest.raises(RuntimeError, match="disk on fire"):
@@ -146,8 +148,8 @@ def test_crash_after_the_fast_path_inserted_rows_leaves_no_partial_run(
     real = fastindex.index_cases
     inserted = {}
 
-    def index_then_crash(cur, path, run_id):  # type: ignore[no-untyped-def]
-        inserted["n"] = real(cur, path, run_id)
+    def index_then_crash(cur, path, run_id, checkpoint):  # type: ignore[no-untyped-def]
+        inserted["n"] = real(cur, path, run_id, checkpoint)
         inserted["rows"] = cur.execute("SELECT count(*) FROM scores").fetchone()[0]
         raise RuntimeError("killed mid-transaction")
 
