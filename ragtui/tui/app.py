@@ -15,6 +15,7 @@ from ragtui.core.store import Store
 from ragtui.tui.messages import StoreFailed, StoreOpened
 from ragtui.tui.palette import ActionsProvider
 from ragtui.tui.screens.runs import RunsScreen
+from ragtui.workspace import open_folder
 
 DEFAULT_MARGIN = 0.05
 
@@ -62,7 +63,7 @@ class RagtuiApp(App[None]):
     def open_store(self) -> None:
         """Open and refresh the index off the UI thread (a big folder takes a while)."""
         try:
-            store = Store.open(self.folder)
+            store = open_folder(self.folder)  # foreign result files are imported first
         except RagtuiError as err:
             self.post_message(StoreFailed(str(err)))
             return

@@ -212,3 +212,21 @@ async def test_a_second_ragtui_on_the_folder_browses_read_only(history, make_app
     finally:
         holder.kill()
         holder.wait()
+
+
+async def test_a_folder_of_foreign_result_files_opens_with_them_imported(
+    tmp_path, make_app
+) -> None:
+    import shutil
+
+    data = Path(__file__).parents[1] / "data"
+    shutil.copy(data / "ragas" / "ragas_v04_refunds.csv", tmp_path)
+    shutil.copy(data / "inspect" / "refunds.eval", tmp_path)
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        formats = sorted(r["source_format"] for r in app.store.runs().to_pylist())
+        assert formats[0] == "inspect" and formats[-1] == "ragas"
+        shown = app.screen.query_one(RunTable).shown_runs()
+        assert len(shown) == len(formats) >= 2
+        assert any("imported" in line and "foreign result file" in line for line in messages(app))
