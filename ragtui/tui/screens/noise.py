@@ -17,9 +17,9 @@ from textual.widgets import Footer, ProgressBar, Static
 from ragtui.core.compare import Comparison, compare_runs
 from ragtui.core.errors import RagtuiError
 from ragtui.judge.noise import noise_lines, rerun_noise
-from ragtui.judge.runner import default_metrics, judge_run, noise_reruns
+from ragtui.judge.runner import judge_run, noise_reruns
 from ragtui.tui.screens.rejudge import BatchMixin, Failed, Prepared, Progressed, counts
-from ragtui.tui.widgets.judge_form import BatchHandle, JudgeChoice, JudgeForm, configured_judges
+from ragtui.tui.widgets.judge_form import BatchHandle, JudgeChoice, JudgeForm
 from ragtui.tui.widgets.literal import join, lit
 from ragtui.tui.widgets.metric_table import MetricTable, notes, verdict_text
 
@@ -84,13 +84,6 @@ class NoiseScreen(BatchMixin, Screen[None]):
             self.query_one(wid).display = False
         self.query_one("#batch-form").loading = True
         self.prepare()
-
-    @work(thread=True, group="noise-prepare")
-    def prepare(self) -> None:
-        store = self.app.store  # type: ignore[attr-defined]
-        judges, problem = configured_judges(store.folder)
-        run = store.run(self.run_id)
-        self.post_message(Prepared(judges, default_metrics(store, self.run_id), problem, run))
 
     async def on_prepared(self, message: Prepared) -> None:
         holder = self.query_one("#batch-form")

@@ -90,6 +90,20 @@ class BatchMixin:
     """Progress/failure plumbing shared by the batch screens (thread worker → messages)."""
 
     handle: BatchHandle
+    run_id: str
+
+    @work(thread=True, group="batch-prepare")
+    def prepare(self) -> None:
+        """Load the judges, the default metrics and the run off the UI thread → Prepared."""
+        store = self.app.store  # type: ignore[attr-defined]
+        judges, problem = configured_judges(store.folder)
+        self.load_extra(store)
+        run = store.run(self.run_id)
+        chosen = default_metrics(store, self.run_id)
+        self.post_message(Prepared(judges, chosen, problem, run))  # type: ignore[attr-defined]
+
+    def load_extra(self, store: Any) -> None:
+        """What a screen also needs from the store before its form shows (worker thread)."""
 
     def progress_callback(self, label: str = "") -> Any:
         post = self.post_message  # type: ignore[attr-defined]
@@ -127,13 +141,8 @@ class RejudgeCaseScreen(BatchMixin, ModalScreen[str | None]):
         self.query_one("#rejudge-form").loading = True
         self.prepare()
 
-    @work(thread=True, group="rejudge-prepare")
-    def prepare(self) -> None:
-        store = self.app.store  # type: ignore[attr-defined]
-        judges, problem = configured_judges(store.folder)
+    def load_extra(self, store: Any) -> None:
         self.old = store.case(self.run_id, self.case_id)
-        run = store.run(self.run_id)
-        self.post_message(Prepared(judges, default_metrics(store, self.run_id), problem, run))
 
     async def on_prepared(self, message: Prepared) -> None:
         self.run = message.run
@@ -228,13 +237,6 @@ class RejudgeRunScreen(BatchMixin, Screen[None]):
         self.query_one("#batch-bar").display = False
         self.query_one("#batch-form").loading = True
         self.prepare()
-
-    @work(thread=True, group="rejudge-prepare")
-    def prepare(self) -> None:
-        store = self.app.store  # type: ignore[attr-defined]
-        judges, problem = configured_judges(store.folder)
-        run = store.run(self.run_id)
-        self.post_message(Prepared(judges, default_metrics(store, self.run_id), problem, run))
 
     async def on_prepared(self, message: Prepared) -> None:
         holder = self.query_one("#batch-form")
