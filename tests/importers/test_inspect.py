@@ -19,6 +19,7 @@ from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.importers import _inspect_log, detect
 from ragtui.importers.base import ImportFormatError, ImportOptions
 from ragtui.importers.inspect import INSPECT
+from tests.importers.json_fields import WRONG, field_paths, with_value
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "inspect"
 REFUNDS_EVAL = DATA / "refunds.eval"
@@ -416,37 +417,6 @@ def test_malformed_files_give_one_clear_error(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- wrong types anywhere
 
-WRONG = (None, 5, "x", [1], {"a": 1}, True)
-
-
-def _paths(value: Any, depth: int, skip: frozenset[str], prefix: tuple = ()) -> list[tuple]:
-    """Paths to the fields of a JSON document (first list item only), `depth` levels deep."""
-    out = []
-    if depth == 0:
-        return out
-    items = (
-        value.items()
-        if isinstance(value, dict)
-        else enumerate(value[:1])
-        if isinstance(value, list)
-        else []
-    )
-    for key, child in items:
-        if key in skip:
-            continue
-        out.append((*prefix, key))
-        out += _paths(child, depth - 1, skip, (*prefix, key))
-    return out
-
-
-def _with(doc: Any, path: tuple, new: Any) -> Any:
-    copy = json.loads(json.dumps(doc))
-    target = copy
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = new
-    return copy
-
 
 def test_wrong_types_anywhere_never_crash(tmp_path: Path) -> None:
     """Any field replaced by any other JSON type: a clean import or one ImportFormatError,
@@ -456,7 +426,7 @@ def test_wrong_types_anywhere_never_crash(tmp_path: Path) -> None:
     doc["samples"][0]["metadata"]["documents"] = [{"text": "t", "id": "d1", "source": "s"}]
     doc["eval"]["model_roles"] = {"grader": {"model": "openai/gpt-4o"}}
     doc["eval"]["scorers"][0]["options"] = {"model": "openai/gpt-4o-mini"}
-    paths = _paths(
+    paths = field_paths(
         doc,
         4,
         frozenset({"events", "messages", "attachments", "store", "model_usage", "error_retries"}),
@@ -465,7 +435,7 @@ def test_wrong_types_anywhere_never_crash(tmp_path: Path) -> None:
     target = tmp_path / "variant.json"
     for path in paths:
         for new in WRONG:
-            target.write_text(json.dumps(_with(doc, path, new)))
+            target.write_text(json.dumps(with_value(doc, path, new)))
             try:
                 run_files = load(target)
             except ImportFormatError as err:
