@@ -12,7 +12,8 @@ import click
 
 from ragtui.commands.common import open_store, resolve_folder
 from ragtui.core.errors import RagtuiError
-from ragtui.core.views import case_lines, run_rows, short_metric
+from ragtui.core.views import case_lines, run_rows
+from ragtui.format import short_metrics
 
 # Command modules under ragtui/commands/, each exposing COMMANDS.
 COMMAND_MODULES = ("compare", "importing", "judge", "bench")
@@ -71,8 +72,9 @@ def runs(path: str | None, as_json: bool) -> None:
     table = Table(box=None, header_style="bold", pad_edge=False)
     for column in ("id", "date", "name", "kind", "config key", "judge", "N"):
         table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
+    shorts = short_metrics(metrics)
     for metric in metrics:
-        table.add_column(short_metric(metric), justify="right", no_wrap=True)
+        table.add_column(shorts[metric], justify="right", no_wrap=True)
     for row in rows:
         means = [
             "—" if row["means"].get(m) is None else f"{100 * row['means'][m]:.1f}" for m in metrics
@@ -89,7 +91,7 @@ def runs(path: str | None, as_json: bool) -> None:
         )
         table.add_row(*(_literal(v) for v in cells))
     Console(highlight=False, width=max(shutil.get_terminal_size().columns, 240)).print(table)
-    legend = ", ".join(f"{short_metric(m)} = {m}" for m in metrics)
+    legend = ", ".join(f"{shorts[m]} = {m}" for m in metrics)
     click.echo(f"means in points (0-100), — = no scores; {legend}")
 
 
@@ -140,7 +142,7 @@ def show(run: str, case: str | None, path: str | None, as_json: bool) -> None:
 
 
 def _one_line(text: str, width: int) -> str:
-    from ragtui.core.views import printable
+    from ragtui.format import printable
 
     flat = " ".join(printable(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -149,7 +151,7 @@ def _one_line(text: str, width: int) -> str:
 def _literal(value: str) -> Any:
     from rich.text import Text
 
-    from ragtui.core.views import printable
+    from ragtui.format import printable
 
     return Text(printable(value))
 

@@ -17,7 +17,7 @@ from ragtui.core.compare import Comparison, MetricResult, compare_runs
 from ragtui.core.errors import RagtuiError
 from ragtui.core.stats import DEFAULT_SEED
 from ragtui.core.store import Store
-from ragtui.core.views import printable
+from ragtui.format import interval, p_value, printable, pts, signed_pts
 
 WORST_CASES = 10
 EXCERPT = 300
@@ -61,22 +61,8 @@ def _compare(
 # ---------------------------------------------------------------- formatting
 
 
-def pts(x: float | None, signed: bool = False) -> str:
-    if x is None:
-        return "—"
-    return f"{x * 100:+.1f}" if signed else f"{x * 100:.1f}"
-
-
 def ci_text(m: MetricResult) -> str:
-    if m.ci_low is None or m.ci_high is None:
-        return "—"
-    return f"[{m.ci_low * 100:+.1f}, {m.ci_high * 100:+.1f}]"
-
-
-def p_text(p: float | None) -> str:
-    if p is None:
-        return "—"
-    return "<.001" if p < 0.001 else f"{p:.3f}".lstrip("0") if p < 1 else "1"
+    return interval(m.ci_low, m.ci_high)
 
 
 def verdict_text(m: MetricResult) -> str:
@@ -90,7 +76,7 @@ def detail_lines(c: Comparison) -> list[str]:
         if m.fixed is not None:
             out.append(
                 f"{m.metric}: B fixed {m.fixed} cases, broke {m.broke} "
-                f"(McNemar p {p_text(m.mcnemar_p)})"
+                f"(McNemar p {p_value(m.mcnemar_p)})"
             )
         if m.bottom_a is not None or m.bottom_b is not None:
             out.append(
@@ -131,9 +117,9 @@ def _table(c: Comparison):  # -> rich Table; rich is imported only by the CLI
             str(m.n),
             pts(m.mean_a),
             pts(m.mean_b),
-            pts(m.delta, True),
+            signed_pts(m.delta),
             ci_text(m),
-            p_text(m.p_adj),
+            p_value(m.p_adj),
             pts(m.noise_floor),
             pts(m.mde),
             verdict_text(m),
@@ -231,13 +217,13 @@ def gate_command(
         store.close()
     failures = []
     for m in c.metrics:
-        line = f"{m.metric}: {pts(m.delta, True)} points {ci_text(m)}, {verdict_text(m)}"
+        line = f"{m.metric}: {signed_pts(m.delta)} points {ci_text(m)}, {verdict_text(m)}"
         if m.n == 0:
             line = f"{m.metric}: {m.verdict} ({m.reason})"
         if m.verdict == "regressed":
             failures.append(
                 f"{m.metric} regressed by {pts(abs(m.delta or 0.0))} points "
-                f"(95% CI {ci_text(m)}, adjusted p {p_text(m.p_adj)})"
+                f"(95% CI {ci_text(m)}, adjusted p {p_value(m.p_adj)})"
             )
         click.echo(("FAIL " if m.verdict == "regressed" else "ok   ") + printable(line))
     for metric, floor in floors.items():
@@ -291,7 +277,7 @@ def render_report(c: Comparison, store: Store) -> str:
     for m in c.metrics:
         out.append(
             f"| {md(m.metric)} | {m.n} | {pts(m.mean_a)} | {pts(m.mean_b)} | "
-            f"{pts(m.delta, True)} | {ci_text(m)} | {p_text(m.p_adj)} | "
+            f"{signed_pts(m.delta)} | {ci_text(m)} | {p_value(m.p_adj)} | "
             f"{pts(m.noise_floor)} | {pts(m.mde)} | **{md(verdict_text(m))}** |"
         )
     out += ["", "## Noise", "", *(f"- {md(line)}" for line in c.noise_lines)]
@@ -308,7 +294,7 @@ def render_report(c: Comparison, store: Store) -> str:
         case = store.case(c.b, d.case_id) or store.case(c.a, d.case_id)
         out += [
             f"### {k}. {md(d.case_id)} — {md(d.metric)} {pts(d.a)} → {pts(d.b)} "
-            f"({pts(d.delta, True)})",
+            f"({signed_pts(d.delta)})",
             "",
         ]
         if case is None:

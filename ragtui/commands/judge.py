@@ -354,7 +354,7 @@ def _verdict(
 
     from ragtui.commands.compare import _table, detail_lines
     from ragtui.core.compare import compare_runs
-    from ragtui.core.views import printable
+    from ragtui.format import printable
 
     have_b = set(store.metrics([store.resolve_run(b)]))
     c = compare_runs(

@@ -3,39 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from ragtui.core.model import Case
 from ragtui.core.store import Store
-
-# C0/C1 control characters (ESC starts ANSI and OSC sequences) except tab and newline.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str | None) -> str:
-    """Untrusted text with control characters made visible (ESC -> "\\x1b"), so a terminal
-    never interprets them. Markup characters stay as they are; renderers must not parse them."""
-    if text is None:
-        return ""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-_ABBREVIATIONS = {
-    "answer": "ans",
-    "context": "ctx",
-    "faithfulness": "faith",
-    "relevance": "rel",
-    "precision": "prec",
-    "recall": "rec",
-    "correctness": "corr",
-}
-
-
-def short_metric(name: str) -> str:
-    """A column header for a metric: faithfulness -> faith, context_precision -> ctx_prec."""
-    parts = name.replace("-", "_").split("_")
-    return "_".join(_ABBREVIATIONS.get(p, p[:6]) for p in parts if p)
+from ragtui.format import printable
 
 
 def run_rows(store: Store) -> tuple[list[dict[str, Any]], list[str]]:

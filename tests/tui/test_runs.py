@@ -286,7 +286,8 @@ def test_sparkline_on_a_shared_scale() -> None:
 
 
 def test_group_rows_orders_reruns_together_with_their_history() -> None:
-    from ragtui.tui.widgets.run_table import group_rows, short_metric
+    from ragtui.format import short_metric
+    from ragtui.tui.widgets.run_table import group_rows
 
     def run(run_id: str, key: str, mean: float | None) -> dict:
         return {"id": run_id, "config_key": key, "means": {"m": mean}}

@@ -16,11 +16,10 @@ from textual.widgets import Footer, Static
 
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Case, Run
-from ragtui.core.views import printable
+from ragtui.format import printable, short_pts
 from ragtui.tui.widgets.chunks_view import ChunksView
 from ragtui.tui.widgets.claims_view import ClaimsView
 from ragtui.tui.widgets.literal import join, lit
-from ragtui.tui.widgets.metric_table import short_pts
 
 SPARK = "▁▂▃▄▅▆▇█"
 

@@ -26,9 +26,8 @@ from textual_fastdatatable import ArrowBackend, DataTable
 
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
-from ragtui.core.views import printable
+from ragtui.format import printable, short_metrics
 from ragtui.tui.screens.runs import TitleBar
-from ragtui.tui.widgets.run_table import short_metric
 
 if TYPE_CHECKING:
     from ragtui.tui.app import RagtuiApp
@@ -249,9 +248,10 @@ class CaseListScreen(Screen[None]):
         box = self.query_one("#table-box", Vertical)
         await box.remove_children()
         narrow = self.size.width < 120
+        shorts = short_metrics(self.metrics)
         # metric names are data: Text labels, so a "[b]" in one is not markup
         labels: list[str | Text] = [
-            Text(printable(short_metric(c) if narrow and c in self.metrics else c))
+            Text(printable(shorts[c] if narrow and c in shorts else c))
             for c in table.column_names
             if c != RAW_ID
         ]

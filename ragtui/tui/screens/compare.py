@@ -21,10 +21,10 @@ from textual_fastdatatable import DataTable as FastTable
 
 from ragtui.core.compare import Comparison, compare_runs
 from ragtui.core.errors import RagtuiError
-from ragtui.core.views import printable
+from ragtui.format import printable, short_pts, signed_pts
 from ragtui.tui.widgets.delta_histogram import DeltaHistogram
 from ragtui.tui.widgets.literal import excerpt, join, lit
-from ragtui.tui.widgets.metric_table import MetricTable, notes, short_pts, signed
+from ragtui.tui.widgets.metric_table import MetricTable, notes
 
 QUESTION_WIDTH = 70
 
@@ -63,7 +63,7 @@ def display_table(rows: pa.Table, question_width: int = QUESTION_WIDTH) -> pa.Ta
             "case": [printable(i) for i in ids],
             "A": [short_pts(x) for x in rows["a"].to_pylist()],
             "B": [short_pts(x) for x in rows["b"].to_pylist()],
-            "Δ pts": [signed(x) for x in rows["delta"].to_pylist()],
+            "Δ pts": [signed_pts(x) for x in rows["delta"].to_pylist()],
             "question": [
                 excerpt(q, question_width, ellipsis="...") for q in rows["question"].to_pylist()
             ],

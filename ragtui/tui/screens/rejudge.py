@@ -18,11 +18,11 @@ from textual.widgets import Footer, ProgressBar, Static
 
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Case, Run
+from ragtui.format import short_pts
 from ragtui.judge.runner import BatchResult, Progress, default_metrics, judge_run, rejudge_case
 from ragtui.tui.widgets.claims_view import claim_text
 from ragtui.tui.widgets.judge_form import BatchHandle, JudgeChoice, JudgeForm, configured_judges
 from ragtui.tui.widgets.literal import join, lit
-from ragtui.tui.widgets.metric_table import short_pts
 
 
 class Prepared(Message):

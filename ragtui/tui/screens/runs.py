@@ -16,7 +16,8 @@ from textual.widgets import Footer, Input, LoadingIndicator, Static
 from ragtui.core.errors import RagtuiError
 from ragtui.core.runfile import SUFFIX
 from ragtui.core.store import Store
-from ragtui.core.views import printable, run_rows
+from ragtui.core.views import run_rows
+from ragtui.format import printable
 from ragtui.tui.widgets.run_table import RunRow, RunTable, group_rows
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, LoadingIndicator
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
 from ragtui.core.trends import TrendSeries, metric_trends
-from ragtui.core.views import printable
+from ragtui.format import printable
 from ragtui.tui.screens.runs import TitleBar
 from ragtui.tui.widgets.trend_plot import TrendPlot, rich_color
 

@@ -11,7 +11,7 @@ from rich.style import StyleType
 from rich.text import Text
 from textual.widgets import Static
 
-from ragtui.core.views import printable
+from ragtui.format import printable
 
 
 def lit(text: object, style: StyleType = "") -> Text:

@@ -9,36 +9,10 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from ragtui.core.compare import Agreement, Comparison, MetricResult
+from ragtui.format import interval, p_value, pts, signed_pts
 from ragtui.tui.widgets.literal import join, lit
 
 COLUMNS = ("metric", "verdict", "A", "B", "Δ pts", "95% CI", "p adj", "noise ±", "MDE", "why")
-
-
-def pts(v: float | None) -> str:
-    return "—" if v is None else f"{v * 100:.1f}"
-
-
-def signed(v: float | None) -> str:
-    if v is None:
-        return "—"
-    x = round(v * 100, 1)
-    return "0.0" if x == 0 else f"{x:+.1f}"  # no "-0.0" from float dust
-
-
-def p_text(p: float | None) -> str:
-    if p is None:
-        return "—"
-    if p < 0.001:
-        return "<.001"
-    return f"{p:.3f}".removeprefix("0") if p < 1 else "1"
-
-
-def short_pts(v: float | None) -> str:
-    """A per-case value in points without trailing zeros: 100, 83.3, 50."""
-    if v is None:
-        return "—"
-    s = f"{v * 100:.1f}"
-    return s.removesuffix(".0")
 
 
 def verdict_style(r: MetricResult) -> str:
@@ -80,8 +54,8 @@ class MetricTable(DataTable):
         self.clear()
         self.metric_names = [r.metric for r in comparison.metrics]
         for r in comparison.metrics:
-            ci = "—" if r.ci_low is None else f"[{signed(r.ci_low)}, {signed(r.ci_high)}]"
-            shown = signed(r.delta)
+            ci = interval(r.ci_low, r.ci_high)
+            shown = signed_pts(r.delta)
             delta_style = "green" if shown[0] == "+" else "red" if shown[0] == "-" else ""
             self.add_row(
                 lit(r.metric),
@@ -90,7 +64,7 @@ class MetricTable(DataTable):
                 Text(pts(r.mean_b), justify="right"),
                 Text(shown, style=delta_style, justify="right"),
                 Text(ci, justify="right"),
-                Text(p_text(r.p_adj), justify="right"),
+                Text(p_value(r.p_adj), justify="right"),
                 Text(pts(r.noise_floor), justify="right"),
                 Text(pts(r.mde), justify="right"),
                 lit(r.reason, verdict_style(r)),
@@ -146,7 +120,7 @@ def detail_line(r: MetricResult | None) -> Text:
     if r.mde is not None:
         out.append(f" · MDE {r.mde * 100:.1f} pts")
     if r.fixed is not None and r.broke is not None:
-        mc = "" if r.mcnemar_p is None else f" (McNemar p {p_text(r.mcnemar_p)})"
+        mc = "" if r.mcnemar_p is None else f" (McNemar p {p_value(r.mcnemar_p)})"
         out.append(f" · B fixed {r.fixed}, broke {r.broke}{mc}")
     if r.errors:
         out.append(f" · {r.errors} errored", style="yellow")

@@ -16,22 +16,11 @@ from textual import events
 from textual.message import Message
 from textual.widgets import DataTable
 
-from ragtui.core.views import printable
+from ragtui.format import printable, short_metrics
 from ragtui.tui.widgets.sparkline import sparkline
 
 GROUP_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "red")
 MARK_STYLES = {"A": "bold black on green", "B": "bold black on magenta"}
-_WORDS = {
-    "answer": "ans",
-    "context": "ctx",
-    "relevance": "rel",
-    "relevancy": "rel",
-    "precision": "prec",
-    "recall": "rec",
-    "faithfulness": "faith",
-    "correctness": "corr",
-    "similarity": "sim",
-}
 
 
 @dataclass(frozen=True)
@@ -77,12 +66,6 @@ def metric_ranges(
         if values:
             ranges[m] = (min(values), max(values))
     return ranges
-
-
-def short_metric(name: str) -> str:
-    """A column header that fits a narrow terminal: context_precision -> ctx prec."""
-    words = name.replace("-", "_").split("_")
-    return " ".join(_WORDS.get(w.lower(), w[:5]) for w in words if w)
 
 
 def matches(row: RunRow, needle: str) -> bool:
@@ -178,7 +161,10 @@ def _cells(
     headers = [
         (k, Text("" if k == "mark" else k, justify="right" if k == "N" else "left")) for k in keys
     ]
-    headers += [(f"m:{m}", Text(m if wide else short_metric(m), justify="right")) for m in metrics]
+    shorts = short_metrics(metrics)
+    headers += [
+        (f"m:{m}", Text(printable(m if wide else shorts[m]), justify="right")) for m in metrics
+    ]
     if not compact:
         headers.append(("errors", Text("err", justify="right")))
     spark = 8 if wide else 0 if compact else 5
