@@ -369,7 +369,8 @@ _TABLES: dict[str, tuple[str, str, str, str]] = {
         f"""grp = 1 OR (s IS NOT NULL AND s.value BETWEEN 0 AND 1
         AND (s.raw IS NULL OR {_pyjson("s.raw")} IS NOT NULL) AND {_finite("s.threshold")}
         AND (s.scale IS NULL OR (len(s.scale) = 2 AND s.scale[1] IS NOT NULL
-            AND s.scale[2] IS NOT NULL AND {_finite("s.scale[1]")} AND {_finite("s.scale[2]")})))""",
+            AND s.scale[2] IS NOT NULL AND {_finite("s.scale[1]")} AND {_finite("s.scale[2]")}
+            AND s.scale[1] < s.scale[2])))""",
         "ord, grp, pos",
     ),
     "claims": (
@@ -377,7 +378,10 @@ _TABLES: dict[str, tuple[str, str, str, str]] = {
         FROM _top WHERE claims IS NOT NULL)""",
         "case_id, (i - 1)::INTEGER, c.metric, c.text, c.verdict, coalesce(c.chunks, []), c.reason",
         f"""c IS NOT NULL AND c.metric IS NOT NULL AND c.text IS NOT NULL
-        AND coalesce(c.verdict IN ({_VERDICTS}), false)
+        AND (coalesce(c.verdict IN ({_VERDICTS}), false)
+            OR (c.verdict IS NOT NULL AND trim(c.verdict) <> ''
+                AND NOT starts_with(lower(c.metric), 'faithfulness')
+                AND NOT starts_with(lower(c.metric), 'groundedness')))
         AND coalesce(list_bool_and(list_transform(c.chunks, lambda x: x IS NOT NULL)), true)""",
         "ord, i",
     ),

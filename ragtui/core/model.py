@@ -66,9 +66,13 @@ class Score:
 
 @dataclass(frozen=True)
 class Claim:
+    """One claim of an answer and its verdict. Faithfulness claims use VERDICTS; claims of
+    other metrics keep the source's own word (DeepEval's relevancy "yes"/"no"/"idk" is about
+    relevance, not support)."""
+
     metric: str
     text: str
-    verdict: str  # one of VERDICTS
+    verdict: str  # one of VERDICTS for faithfulness metrics, else the source's word
     chunks: tuple[str, ...] = ()
     reason: str | None = None
 
@@ -86,6 +90,7 @@ class Case:
     human: Mapping[str, float] = field(default_factory=dict)
     latency_ms: float | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    cluster: str | None = None  # e.g. the source document; resampling is by cluster when set
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,20 @@ class SourceInfo:
 
 
 @dataclass(frozen=True)
+class StatedFigure:
+    """A run-level figure as the source tool stated it (e.g. Inspect's ratio-of-sums accuracy,
+    or the only thing an aggregate-only file holds). Shown beside the per-case means, never
+    recomputed. `value` is normalised to [0, 1] when the scale is known, else None."""
+
+    metric: str
+    value: float | None
+    raw: Any = None
+    statistic: str | None = None  # "mean", "accuracy", "ratio of sums", ...
+    scale: tuple[float, float] | None = None
+    n: int | None = None  # cases behind the figure, when stated
+
+
+@dataclass(frozen=True)
 class Run:
     """A run header. Cases travel separately (see `RunFile`) so big runs can be streamed."""
 
@@ -122,6 +141,7 @@ class Run:
     parent: str | None = None
     kind: str = "eval"  # one of RUN_KINDS
     source: SourceInfo | None = None
+    stated: tuple[StatedFigure, ...] = ()  # run-level figures as the tool stated them
 
 
 @dataclass(frozen=True)
@@ -130,6 +150,11 @@ class RunFile:
 
     run: Run
     cases: tuple[Case, ...] = ()
+
+
+def is_faithfulness(metric: str) -> bool:
+    """Claims of these metrics are verdicts of support (SUPPORTED / PARTIAL / UNSUPPORTED)."""
+    return metric.casefold().startswith(("faithfulness", "groundedness"))
 
 
 def derive_config_key(

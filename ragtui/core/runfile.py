@@ -29,7 +29,9 @@ from ragtui.core.model import (
     RunFile,
     Score,
     SourceInfo,
+    StatedFigure,
     derive_config_key,
+    is_faithfulness,
 )
 
 SUFFIX = ".ragtui.jsonl"
@@ -135,6 +137,22 @@ def _loads(raw: bytes | str, ctx: _Line) -> Any:
         raise RunFileError(ctx.path, "expected JSON nested less deeply", line=ctx.lineno) from None
 
 
+def _scale(value: Any, ctx: _Line, field: str) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(
+            isinstance(s, int | float) and not isinstance(s, bool) and math.isfinite(s)
+            for s in value
+        )
+        or not value[0] < value[1]
+    ):
+        raise ctx.fail(field, "[low, high] with low < high", value)
+    return (value[0], value[1])
+
+
 def parse_header(obj: Any, ctx: _Line) -> Run:
     obj = ctx.obj(obj, None)
     if "ragtui_run" not in obj:
@@ -182,6 +200,26 @@ def parse_header(obj: Any, ctx: _Line) -> Run:
             sha256=ctx.text(source_obj, "sha256", "source.", required=False),
         )
     config_key = ctx.text(obj, "config_key", required=False) or derive_config_key(config, judge)
+    stated = []
+    for i, item in enumerate(ctx.listing(obj, "stated")):
+        prefix = f"stated[{i}]."
+        item = ctx.obj(item, f"stated[{i}]")
+        value = ctx.number(item, "value", prefix)
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise ctx.fail(prefix + "value", "a number in [0, 1] (normalised) or null", value)
+        n = item.get("n")
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < 2**53):
+            raise ctx.fail(prefix + "n", "a count of cases (integer >= 0)", n)
+        stated.append(
+            StatedFigure(
+                metric=ctx.text(item, "metric", prefix) or "",
+                value=value,
+                raw=item.get("raw"),
+                statistic=ctx.text(item, "statistic", prefix, required=False),
+                scale=_scale(item.get("scale"), ctx, prefix + "scale"),
+                n=n,
+            )
+        )
     return Run(
         id=run_id,
         name=ctx.text(obj, "name", required=False) or run_id,
@@ -193,6 +231,7 @@ def parse_header(obj: Any, ctx: _Line) -> Run:
         parent=ctx.text(obj, "parent", required=False),
         kind=kind,
         source=source,
+        stated=tuple(stated),
     )
 
 
@@ -230,15 +269,7 @@ def parse_case(obj: Any, ctx: _Line) -> Case:
         assert value is not None
         if not 0.0 <= value <= 1.0:
             raise ctx.fail(prefix + "value", "a number in [0, 1] (normalised)", value)
-        scale = item.get("scale")
-        if scale is not None:
-            if (
-                not isinstance(scale, list)
-                or len(scale) != 2
-                or not all(isinstance(s, int | float) and not isinstance(s, bool) for s in scale)
-            ):
-                raise ctx.fail(prefix + "scale", "[low, high]", scale)
-            scale = (scale[0], scale[1])
+        scale = _scale(item.get("scale"), ctx, prefix + "scale")
         scores[metric] = Score(
             value=value,
             raw=item.get("raw"),
@@ -254,14 +285,17 @@ def parse_case(obj: Any, ctx: _Line) -> Case:
         prefix = f"claims[{i}]."
         item = ctx.obj(item, f"claims[{i}]")
         verdict = ctx.text(item, "verdict", prefix)
-        if verdict not in VERDICTS:
+        claim_metric = ctx.text(item, "metric", prefix) or ""
+        if is_faithfulness(claim_metric) and verdict not in VERDICTS:
             raise ctx.fail(prefix + "verdict", "one of " + ", ".join(VERDICTS), verdict)
+        if not verdict or not verdict.strip():
+            raise ctx.fail(prefix + "verdict", "a verdict word", verdict)
         chunk_ids = ctx.listing(item, "chunks", prefix)
         if not all(isinstance(c, str) for c in chunk_ids):
             raise ctx.fail(prefix + "chunks", "an array of chunk ids (strings)", chunk_ids)
         claims.append(
             Claim(
-                metric=ctx.text(item, "metric", prefix) or "",
+                metric=claim_metric,
                 text=ctx.text(item, "text", prefix) or "",
                 verdict=verdict,
                 chunks=tuple(chunk_ids),
@@ -290,6 +324,7 @@ def parse_case(obj: Any, ctx: _Line) -> Case:
         human=dict(human),
         latency_ms=ctx.number(obj, "latency_ms"),
         metadata=dict(ctx.mapping(obj, "metadata")),
+        cluster=ctx.text(obj, "cluster", required=False),
     )
 
 
@@ -359,6 +394,25 @@ def header_to_json(run: Run) -> dict[str, Any]:
         "source": None
         if run.source is None
         else {"format": run.source.format, "path": run.source.path, "sha256": run.source.sha256},
+        **(
+            {
+                "stated": [
+                    _drop_none(
+                        {
+                            "metric": f.metric,
+                            "value": f.value,
+                            "raw": f.raw,
+                            "statistic": f.statistic,
+                            "scale": None if f.scale is None else list(f.scale),
+                            "n": f.n,
+                        }
+                    )
+                    for f in run.stated
+                ]
+            }
+            if run.stated
+            else {}
+        ),
     }
 
 
@@ -414,6 +468,8 @@ def case_to_json(case: Case) -> dict[str, Any]:
         out["latency_ms"] = case.latency_ms
     if case.metadata:
         out["metadata"] = dict(case.metadata)
+    if case.cluster is not None:
+        out["cluster"] = case.cluster
     return out
 
 

@@ -75,7 +75,7 @@ def _cases(
         rank=st.none() | st.integers(-(2**31), 2**31 - 1),
         score=st.none() | number,
     )
-    scale = st.none() | st.tuples(number, number)
+    scale = st.none() | st.tuples(number, number).filter(lambda s: s[0] < s[1])
     score = st.builds(
         Score,
         value=_unit,
@@ -205,7 +205,7 @@ _GOOD = {
     "answer": "a",
     "contexts": [{"id": "k1", "text": "t", "rank": 1, "score": 0.5}],
     "scores": {"f": {"value": 0.5, "scale": [1, 5], "label": "P"}},
-    "claims": [{"metric": "f", "text": "t", "verdict": "SUPPORTED", "chunks": ["k1"]}],
+    "claims": [{"metric": "faithfulness", "text": "t", "verdict": "SUPPORTED", "chunks": ["k1"]}],
     "errors": {"g": "timeout"},
     "human": {"f": 1.0},
     "metadata": {"topic": "refund"},
@@ -259,6 +259,7 @@ BAD_LINES = {
     "value a string": _with("scores.f.value", "0.5"),
     "scale of three": _with("scores.f.scale", [1, 3, 5]),
     "scale of strings": _with("scores.f.scale", ["1", "5"]),
+    "scale reversed": _with("scores.f.scale", [5, 1]),
     "label a number": _with("scores.f.label", 2),
     "threshold a string": _with("scores.f.threshold", "x"),
     "claims a string": _with("claims", "none"),

@@ -139,7 +139,7 @@ HEADER = {"ragtui_run": 1, "id": "r", "created_at": "2026-11-20T10:00:00Z"}
                 "case_id": "x",
                 "question": "q",
                 "answer": "a",
-                "claims": [{"metric": "f", "text": "t", "verdict": "MAYBE"}],
+                "claims": [{"metric": "faithfulness", "text": "t", "verdict": "MAYBE"}],
             },
             "claims[0].verdict",
             "one of SUPPORTED",
