@@ -1,174 +1,89 @@
-"""The `ragtui` command: a thin shell over core/, importers/ and judge/."""
+"""The `ragtui` command: a thin shell over ragtui.services, core, importers and judge.
+
+Commands load lazily: `ragtui --help` imports only click, so it answers at once, and each
+command imports just what it needs (scipy only for the ones that compute statistics).
+"""
 
 from __future__ import annotations
 
 import importlib
-import json
-import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
-from ragtui.commands.common import open_store, resolve_folder
-from ragtui.core.errors import RagtuiError
-from ragtui.core.views import case_lines, run_rows
-from ragtui.format import short_metrics
+# name -> (module under ragtui.commands, attribute, one-line help shown by `ragtui --help`)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "open": (
+        "browse",
+        "open_command",
+        "Open the dashboard on PATH (default ./runs, else the demo).",
+    ),
+    "runs": ("browse", "runs_command", "List the runs with their per-metric means."),
+    "show": ("browse", "show_command", "Print a run, or one case of it in full."),
+    "compare": ("compare", "compare_command", "Compare run B against run A: noise-aware verdicts."),
+    "gate": (
+        "compare",
+        "gate_command",
+        "For CI: fail when the candidate regressed or is undecided.",
+    ),
+    "report": ("compare", "report_command", "Write a Markdown report of A vs B."),
+    "import": ("importing", "import_command", "Import result files of other eval tools."),
+    "rejudge": ("judge", "rejudge_command", "Re-judge a run (or one case) with another judge."),
+    "judges": ("judge", "judges_command", "List the configured judges and check each one."),
+    "noise": ("judge", "noise_command", "Measure judge (or pipeline) noise by rerunning it."),
+    "bench": ("bench", "bench_command", "Speed figures on a synthetic history, beside baselines."),
+}
 
-# Command modules under ragtui/commands/, each exposing COMMANDS.
-COMMAND_MODULES = ("compare", "importing", "judge", "bench")
 
+class LazyGroup(click.Group):
+    """Loads a command's module only when that command runs (or its own --help is asked)."""
 
-class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        spec = COMMANDS.get(cmd_name)
+        if spec is None:
+            return None
+        module = importlib.import_module(f"ragtui.commands.{spec[0]}")
+        return getattr(module, spec[1])
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # the short help is stored here, so listing commands imports none of them
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, spec[2]) for name, spec in COMMANDS.items()])
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # `ragtui PATH` is `ragtui open PATH`: a first argument that is a folder, not a command
+        first = args[0] if args else ""
+        if first and first not in COMMANDS and not first.startswith("-") and Path(first).is_dir():
+            args = ["open", *args]
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
+        from ragtui.core.errors import RagtuiError
+
         try:
             return super().invoke(ctx)
         except RagtuiError as err:
-            click.echo(f"Error: {err}", err=True)
+            from ragtui.format import printable
+
+            click.echo(f"Error: {printable(str(err))}", err=True)
             ctx.exit(2)
 
 
-@click.group(cls=_Group, invoke_without_command=True)
+@click.group(cls=LazyGroup, invoke_without_command=True)
 @click.version_option(package_name="ragtui")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Compare RAG evaluation runs: noise-aware verdicts, case drill-down, re-judging.
 
-    With no command, opens the dashboard on ./runs (or the bundled demo history).
+    `ragtui [PATH]` opens the dashboard on PATH (default ./runs, else the bundled demo history).
     """
     if ctx.invoked_subcommand is None:
-        ctx.invoke(open_tui, path=None)
-
-
-@cli.command("open")
-@click.argument("path", required=False, type=click.Path(file_okay=False))
-def open_tui(path: str | None) -> None:
-    """Open the dashboard on PATH (default ./runs, else the bundled sample history)."""
-    folder, notice = resolve_folder(path)
-    try:
-        app_module = importlib.import_module("ragtui.tui.app")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("ragtui.tui"):
-            raise RagtuiError(
-                "the terminal UI is not built yet; use `ragtui runs` meanwhile"
-            ) from None
-        raise
-    app_module.run_app(folder, notice=notice)
-
-
-@cli.command()
-@click.argument("path", required=False, type=click.Path(file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def runs(path: str | None, as_json: bool) -> None:
-    """List the runs in PATH with their per-metric means."""
-    with open_store(path, announce=not as_json) as store:
-        rows, metrics = run_rows(store)
-    if as_json:
-        click.echo(json.dumps({"metrics": metrics, "runs": rows}, indent=2, default=str))
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("id", "date", "name", "kind", "config key", "judge", "N"):
-        table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
-    shorts = short_metrics(metrics)
-    for metric in metrics:
-        table.add_column(shorts[metric], justify="right", no_wrap=True)
-    for row in rows:
-        means = [
-            "—" if row["means"].get(m) is None else f"{100 * row['means'][m]:.1f}" for m in metrics
-        ]
-        cells = (
-            row["id"],
-            row["created_at"][:10],
-            row["name"],
-            row["kind"],
-            row["config_key"],
-            row["judge"] or "—",
-            str(row["n_cases"]),
-            *means,
-        )
-        table.add_row(*(_literal(v) for v in cells))
-    Console(highlight=False, width=max(shutil.get_terminal_size().columns, 240)).print(table)
-    legend = ", ".join(f"{shorts[m]} = {m}" for m in metrics)
-    click.echo(f"means in points (0-100), — = no scores; {legend}")
-
-
-@cli.command()
-@click.argument("run")
-@click.argument("case", required=False)
-@click.option("--path", "path", type=click.Path(file_okay=False), help="Runs folder.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def show(run: str, case: str | None, path: str | None, as_json: bool) -> None:
-    """Print a run (its header and cases) or one CASE of it in full."""
-    with open_store(path, announce=not as_json) as store:
-        run_id = store.resolve_run(run)
-        header = store.run(run_id)
-        if case is None:
-            cases = store.cases(run_id).to_pylist()
-            if as_json:
-                from ragtui.core.runfile import header_to_json
-
-                click.echo(
-                    json.dumps(
-                        {"run": header_to_json(header), "cases": cases}, indent=2, default=str
-                    )
-                )
-                return
-            click.echo(
-                f"run {header.id}  name {header.name}  kind {header.kind}  created {header.created_at}"
-            )
-            click.echo(
-                f"config {json.dumps(dict(header.config), sort_keys=True)}  key {header.config_key}"
-            )
-            click.echo(
-                f"judge {header.judge.model} ({header.judge.provider}) prompt {header.judge.prompt_hash}"
-            )
-            click.echo(f"{len(cases)} cases")
-            for row in cases:
-                click.echo(f"  {row['case_id']}  {_one_line(row['question'], 90)}")
-            return
-        found = store.case(run_id, case)
-        if found is None:
-            raise RagtuiError(f"run {run_id} has no case {case!r}")
-    if as_json:
-        from ragtui.core.runfile import case_to_json
-
-        click.echo(json.dumps(case_to_json(found), indent=2, ensure_ascii=False))
-        return
-    for line in case_lines(found):
-        click.echo(line)
-
-
-def _one_line(text: str, width: int) -> str:
-    from ragtui.format import printable
-
-    flat = " ".join(printable(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def _literal(value: str) -> Any:
-    from rich.text import Text
-
-    from ragtui.format import printable
-
-    return Text(printable(value))
-
-
-def _add_commands() -> None:
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"ragtui.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"ragtui.commands.{name}":
-                continue  # that area is not built yet
-            raise
-        for command in getattr(module, "COMMANDS", []):
-            cli.add_command(command)
-
-
-_add_commands()
+        ctx.invoke(cli.get_command(ctx, "open"), path=None)  # type: ignore[union-attr]
 
 
 def main() -> None:

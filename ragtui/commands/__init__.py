@@ -1,4 +1,1 @@
-"""Click commands beyond the basics, one module per area; `ragtui.cli` adds them all.
-
-Each module exposes `COMMANDS: list[click.Command]`.
-"""
+"""Click commands, one module per area; `ragtui.cli` loads each lazily by name."""

@@ -236,6 +236,3 @@ def _measure(
             figures += tui_figures(history, big_folder, a, big)
         figures += [compare_figure, indexed_peak, bench.peak_rss("everything above")]
     return figures
-
-
-COMMANDS: list[click.Command] = [bench_command]

@@ -225,6 +225,3 @@ def import_command(
         store.close()
     if failed:
         raise click.ClickException(f"{failed} of {len(paths)} file(s) not imported")
-
-
-COMMANDS: list[click.Command] = [import_command]

@@ -393,6 +393,3 @@ def _full_reruns(store: Store, config: Config, parent_id: str, times: int) -> li
         )
         ids += [store.index_file(p) for p in paths]
     return ids
-
-
-COMMANDS: list[click.Command] = [rejudge_command, judges_command, noise_command]
