@@ -6,7 +6,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from ragtui.cli import cli
-from ragtui.workspace import open_folder
+from ragtui.services.workspace import open_folder
 
 DATA = Path(__file__).parent / "data"
 

@@ -1,4 +1,5 @@
-"""What the command modules share: which folder to open, opening it, user errors."""
+"""What the command modules share: opening the folder (through the services layer), printing its
+notices and skipped files, and user errors."""
 
 from __future__ import annotations
 
@@ -11,50 +12,31 @@ import click
 
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
-from ragtui.workspace import open_folder
+from ragtui.format import printable
+from ragtui.services.workspace import Workspace, open_workspace, resolve_folder, writable_folder
 
-DEFAULT_FOLDER = Path("runs")
-
-
-def bundled_samples() -> Path:
-    """The demo history: inside the package when installed from a wheel, else beside it."""
-    here = Path(__file__).resolve().parents[1]  # the ragtui package
-    for candidate in (here / "_sample_runs", here.parent / "sample_runs"):
-        if candidate.is_dir():
-            return candidate
-    raise RagtuiError("the bundled sample_runs/ folder is missing from this installation")
+__all__ = ["announce", "open_store", "open_ws", "resolve_folder", "user_errors", "writable_folder"]
 
 
-def resolve_folder(path: str | Path | None) -> tuple[Path, str | None]:
-    """The folder to open and a notice when it is not the one the user named.
+def announce(workspace: Workspace) -> None:
+    """The folder's notices and skipped files, one line each on stderr."""
+    for line in workspace.notices:
+        click.echo(f"notice: {printable(line)}", err=True)
+    for problem in workspace.store.problems:
+        click.echo(f"skipped: {printable(str(problem))}", err=True)
 
-    No path: ./runs when it holds run files (or foreign result files), else the bundled samples.
-    """
-    if path is not None:
-        folder = Path(path)
-        if not folder.is_dir():
-            raise RagtuiError(f"{folder}: no such folder")
-        return folder, None
-    if DEFAULT_FOLDER.is_dir() and any(
-        p.is_file() and not p.name.startswith(".") for p in DEFAULT_FOLDER.rglob("*")
-    ):
-        return DEFAULT_FOLDER, None
-    samples = bundled_samples()
-    return samples, f"no run files in ./runs: showing the bundled demo history in {samples}"
+
+def open_ws(path: str | Path | None, *, quiet: bool = False) -> Workspace:
+    """Open a folder for a command; notices go to stderr unless `quiet`."""
+    workspace = open_workspace(path)
+    if not quiet:
+        announce(workspace)
+    return workspace
 
 
 def open_store(path: str | Path | None, *, announce: bool = True) -> Store:
     """Open (and refresh) the index of a folder, printing notices and bad files on stderr."""
-    folder, notice = resolve_folder(path)
-    if notice and announce:
-        click.echo(notice, err=True)
-    store = open_folder(folder)
-    if announce:
-        for line in store.notices:
-            click.echo(f"notice: {line}", err=True)
-        for problem in store.problems:
-            click.echo(f"skipped: {problem}", err=True)
-    return store
+    return open_ws(path, quiet=not announce).store
 
 
 def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -65,6 +47,6 @@ def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return func(*args, **kwargs)
         except RagtuiError as err:
-            raise click.ClickException(str(err)) from None
+            raise click.ClickException(printable(str(err))) from None
 
     return wrapper

@@ -3,9 +3,10 @@
 A batch writes a new native run file case by case (append + fsync), so a killed process loses
 only the cases in flight; the run id and file name are derived from parent, judge and metrics,
 so the same command reopens the same file and judges only the cases not yet in it. The file is
-indexed when the batch ends. Everything here is async and UI-free: the CLI drives it with
-`asyncio.run`, a Textual worker awaits it; `progress` is called on the event loop thread after
-every finished case.
+indexed when the batch ends. Everything here is async and UI-free and never blocks its event
+loop (index and file work go through `asyncio.to_thread`): the CLI drives it with `asyncio.run`,
+a Textual async worker awaits it on the UI loop; `progress` is called on the event loop thread
+after every finished case.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ragtui.core.model import Case, JudgeInfo, Run, derive_config_key
 from ragtui.core.runfile import SUFFIX, RunFileAppender, iter_run_file
 from ragtui.core.store import Store
 from ragtui.judge.client import JudgeClient, JudgeError, JudgeUnreachable
+from ragtui.judge.journal import ReplyJournal
 from ragtui.judge.metrics import DEFAULT_METRICS, METRICS, Metric, NotGradable, Outcome, get_metrics
 from ragtui.judge.prompts import combined_hash
 
@@ -76,11 +78,20 @@ ProgressCallback = Callable[[Progress], None]
 class Grader:
     """One judge plus the index's reply cache."""
 
-    def __init__(self, client: JudgeClient, store: Store | None, *, use_cache: bool = True):
+    def __init__(
+        self,
+        client: JudgeClient,
+        store: Store | None,
+        *,
+        use_cache: bool = True,
+        journal: ReplyJournal | None = None,
+    ):
         self.client = client
         self.store = store
         self.use_cache = use_cache and store is not None
+        self.journal = journal
         self.cached = 0
+        self.journaled = 0  # replies taken from this batch's journal (kept before a kill)
 
     def cache_key(self, metric: Metric, messages: list[dict[str, str]]) -> tuple[str, str, str]:
         """(key, input hash, options): everything that can change the judge's reply."""
@@ -104,18 +115,22 @@ class Grader:
             return Outcome(metric.name, error=str(exc))
         key, input_hash, options = self.cache_key(metric, messages)
         # DuckDB calls run in a thread so the event loop keeps other requests moving.
-        reply = None
-        if self.use_cache and self.store is not None:
-            reply = await asyncio.to_thread(self.store.cache_get, key)
+        reply = None if self.journal is None else self.journal.get(key)
         if reply is not None:
-            self.cached += 1
-        else:
+            self.journaled += 1
+        elif self.use_cache and self.store is not None:
+            reply = await asyncio.to_thread(self.store.cache_get, key)
+            if reply is not None:
+                self.cached += 1
+        if reply is None:
             try:
                 reply = await self.client.chat(messages, json_reply=metric.json_reply)
             except JudgeUnreachable:
                 raise  # the whole batch stops: every further call would fail the same way
             except JudgeError as exc:
                 return Outcome(metric.name, error=str(exc))
+            if self.journal is not None:  # kept the moment it arrives: a kill loses no reply
+                await asyncio.to_thread(self.journal.put, key, reply)
             if self.use_cache and self.store is not None:
                 cfg = self.client.config
                 await asyncio.to_thread(
@@ -225,12 +240,13 @@ async def judge_run(
     Raises JudgeUnreachable when the server is not there (finished cases stay in the file).
     """
     store.require_writable("write a judged run")
-    parent_id = store.resolve_run(run_ref)
-    parent = store.run(parent_id)
-    chosen = get_metrics(metrics or default_metrics(store, parent_id))
+    # Index queries and file reads run in threads: the event loop (the TUI's, too) never waits.
+    parent_id = await asyncio.to_thread(store.resolve_run, run_ref)
+    parent = await asyncio.to_thread(store.run, parent_id)
+    names = metrics or await asyncio.to_thread(default_metrics, store, parent_id)
+    chosen = get_metrics(names)
     run = batch_run(parent, judge, chosen, kind=kind, index=index)
-    _, cases_iter = iter_run_file(store.run_path(parent_id))
-    cases = list(cases_iter)
+    cases = await asyncio.to_thread(_read_cases, store, parent_id)
     if case_ids:
         known = {c.case_id for c in cases}
         missing = [c for c in case_ids if c not in known]
@@ -239,11 +255,12 @@ async def judge_run(
         wanted = set(case_ids)
         cases = [c for c in cases if c.case_id in wanted]
     path = store.folder / (_slug(run.id) + SUFFIX)
-    appender = RunFileAppender(path, run)  # reopening an existing file resumes it
+    appender = await asyncio.to_thread(RunFileAppender, path, run)  # reopening resumes it
     own_client = client is None
     client = client or JudgeClient(judge)
     started = asyncio.get_running_loop().time()
-    grader = Grader(client, store, use_cache=kind != "rerun")
+    journal = await asyncio.to_thread(ReplyJournal, path)
+    grader = Grader(client, store, use_cache=kind != "rerun", journal=journal)
     state = Progress(run_id=run.id, total=len(cases))
     samples: list[str] = []
     seen_errors: set[str] = set()
@@ -279,10 +296,13 @@ async def judge_run(
         workers = max(1, min(2 * judge.concurrency, len(todo)))
         await _all_or_none([worker() for _ in range(workers)])
     finally:
-        appender.close()
+        finished = state.done == state.total
+        await asyncio.to_thread(journal.close, finished=finished)
+        await asyncio.to_thread(appender.close)
         if own_client:
             await client.aclose()
-        store.index_file(path)  # even a partial batch: the index mirrors the file
+        # even a partial batch: the index mirrors the file
+        await asyncio.to_thread(store.index_file, path)
     return BatchResult(
         run_id=run.id,
         path=path,
@@ -308,7 +328,7 @@ async def rejudge_case(
     result = await judge_run(
         store, run_ref, judge, metrics=metrics, case_ids=[case_id], client=client
     )
-    case = store.case(result.run_id, case_id)
+    case = await asyncio.to_thread(store.case, result.run_id, case_id)
     assert case is not None, "judge_run indexes the case it wrote"
     return result, case
 
@@ -360,18 +380,24 @@ async def _append(appender: RunFileAppender, case: Case, lock: asyncio.Lock) -> 
 
 
 async def _all_or_none(coros: Sequence[Coroutine[Any, Any, T]]) -> list[T]:
-    """Like gather, but the first exception cancels the siblings (no orphan requests)."""
-    tasks = [asyncio.ensure_future(c) for c in coros]
+    """Run together; the first exception cancels the siblings (no orphan requests) and is
+    raised as itself, not wrapped in an ExceptionGroup."""
     try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-    finally:
-        for task in tasks:
-            task.cancel()
-    for task in tasks:
-        if task.done() and not task.cancelled() and task.exception() is not None:
-            await asyncio.gather(*tasks, return_exceptions=True)  # let the cancels land
-            raise task.exception()  # type: ignore[misc]
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(c) for c in coros]
+    except BaseExceptionGroup as errors:
+        raise _first_leaf(errors) from None
     return [task.result() for task in tasks]
+
+
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def _read_cases(store: Store, run_id: str) -> list[Case]:
+    _, cases = iter_run_file(store.run_path(run_id))
+    return list(cases)
 
 
 def _bind(progress: Callable[[int, Progress], None], i: int) -> ProgressCallback:

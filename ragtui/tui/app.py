@@ -9,15 +9,13 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from ragtui.config import load_config
+from ragtui.config import DEFAULT_MARGIN
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
+from ragtui.services.workspace import Workspace, open_workspace
 from ragtui.tui.messages import StoreFailed, StoreOpened
 from ragtui.tui.palette import ActionsProvider
 from ragtui.tui.screens.runs import RunsScreen
-from ragtui.workspace import open_folder
-
-DEFAULT_MARGIN = 0.05
 
 
 class RagtuiApp(App[None]):
@@ -37,47 +35,48 @@ class RagtuiApp(App[None]):
         super().__init__()
         self.folder = Path(folder)
         self.notice = notice
-        self.store: Store | None = None
+        self.workspace: Workspace | None = None
         self.store_error: str | None = None  # why the folder could not be opened
-        self.margin = DEFAULT_MARGIN
         self.runs_screen = RunsScreen(self.folder)
+
+    @property
+    def store(self) -> Store | None:
+        """The folder's index; None until the workspace is open (screens wait for StoreOpened)."""
+        return None if self.workspace is None else self.workspace.store
+
+    @property
+    def margin(self) -> float:
+        """The practical margin (a fraction), from ragtui.toml, read once with the workspace."""
+        return DEFAULT_MARGIN if self.workspace is None else self.workspace.margin
 
     def on_mount(self) -> None:
         self.push_screen(self.runs_screen)
         if self.notice:
             self.notify(self.notice, title="ragtui", timeout=8, markup=False)
-        self._load_margin()
         self.open_store()
-
-    def _load_margin(self) -> None:
-        try:
-            self.margin = load_config(self.folder).margin
-        except RagtuiError as err:
-            self.notify(
-                f"{err}; using margin {100 * DEFAULT_MARGIN:.0f} points",
-                severity="warning",
-                markup=False,
-            )
 
     @work(thread=True, exclusive=True, group="store")
     def open_store(self) -> None:
-        """Open and refresh the index off the UI thread (a big folder takes a while)."""
+        """Open the workspace off the UI thread (a big folder takes a while to index)."""
         try:
-            store = open_folder(self.folder)  # foreign result files are imported first
+            workspace = open_workspace(self.folder)  # foreign result files are imported first
         except RagtuiError as err:
             self.post_message(StoreFailed(str(err)))
             return
-        self.post_message(StoreOpened(store))
+        except Exception as exc:  # a worker reports, never ends the app
+            self.post_message(StoreFailed(f"cannot open {self.folder}: {exc!r}"))
+            return
+        self.post_message(StoreOpened(workspace))
 
     def on_store_opened(self, message: StoreOpened) -> None:
-        self.store = message.store
-        for line in message.store.notices:
+        self.workspace = message.workspace
+        for line in message.workspace.notices:
             self.notify(line, title="notice", severity="warning", timeout=10, markup=False)
-        for problem in message.store.problems:
+        for problem in message.workspace.store.problems:
             self.notify(
                 str(problem), title="skipped file", severity="error", timeout=15, markup=False
             )
-        self.runs_screen.store_ready(message.store)
+        self.runs_screen.store_ready(message.workspace.store)
 
     def on_store_failed(self, message: StoreFailed) -> None:
         self.store_error = message.error
@@ -91,8 +90,8 @@ class RagtuiApp(App[None]):
             self.push_screen(HelpScreen())
 
     def on_unmount(self) -> None:
-        if self.store is not None:
-            self.store.close()
+        if self.workspace is not None:
+            self.workspace.close()
 
 
 def run_app(folder: Path, notice: str | None = None) -> None:

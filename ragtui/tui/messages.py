@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from ragtui.core.store import Store
+from ragtui.services.workspace import Workspace
 
 
 class StoreOpened(Message):
-    """The index of the runs folder is open and up to date."""
+    """The runs folder is open: its configuration read, its index up to date."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         super().__init__()
-        self.store = store
+        self.workspace = workspace
 
 
 class StoreFailed(Message):

@@ -182,7 +182,7 @@ async def test_a_bad_margin_is_a_warning_and_the_default(history, make_app) -> N
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(app, pilot)
         assert app.margin == 0.05
-        assert any("compare.margin" in m and "using margin 5 points" in m for m in messages(app))
+        assert any("compare.margin" in m and "using the defaults" in m for m in messages(app))
 
 
 async def test_a_second_ragtui_on_the_folder_browses_read_only(history, make_app) -> None:

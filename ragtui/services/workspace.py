@@ -1,0 +1,118 @@
+"""Opening a runs folder: which folder, its configuration (read once), foreign files converted,
+the index refreshed. Both shells start here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragtui.config import Config, load_config
+from ragtui.core.errors import RagtuiError
+from ragtui.core.store import Store
+from ragtui.importers.folder import import_foreign_files
+
+DEFAULT_FOLDER = Path("runs")
+
+
+def bundled_samples() -> Path:
+    """The demo history: inside the package when installed from a wheel, else beside it."""
+    here = Path(__file__).resolve().parents[1]  # the ragtui package
+    for candidate in (here / "_sample_runs", here.parent / "sample_runs"):
+        if candidate.is_dir():
+            return candidate
+    raise RagtuiError("the bundled sample_runs/ folder is missing from this installation")
+
+
+def resolve_folder(path: str | Path | None) -> tuple[Path, str | None]:
+    """The folder to open and a notice when it is not the one the user named.
+
+    No path: ./runs when it holds run files (or foreign result files), else the bundled samples.
+    """
+    if path is not None:
+        folder = Path(path)
+        if not folder.is_dir():
+            raise RagtuiError(f"{folder}: no such folder")
+        return folder, None
+    if DEFAULT_FOLDER.is_dir() and any(
+        p.is_file() and not p.name.startswith(".") for p in DEFAULT_FOLDER.rglob("*")
+    ):
+        return DEFAULT_FOLDER, None
+    samples = bundled_samples()
+    return samples, f"no run files in ./runs: showing the bundled demo history in {samples}"
+
+
+def writable_folder(path: str | Path | None) -> Path:
+    """The runs folder a command writes into; never the bundled demo history."""
+    folder, notice = resolve_folder(path)
+    if notice:
+        raise RagtuiError("no run files in ./runs: name the runs folder (PATH) to write into")
+    return folder
+
+
+def read_config(folder: Path | None) -> tuple[Config, str | None]:
+    """The configuration for `folder`, or the defaults and the one-line reason it is unusable."""
+    try:
+        return load_config(folder), None
+    except RagtuiError as err:
+        return Config(), f"{err}; using the defaults"
+
+
+@dataclass
+class Workspace:
+    """An open runs folder. `notices` are one-line messages for the user (the demo fallback, a
+    bad ragtui.toml, converted foreign files, the index's own notices); `store.problems` are the
+    run files that could not be read."""
+
+    folder: Path
+    store: Store
+    config: Config
+    notices: list[str] = field(default_factory=list)
+    config_error: str | None = None
+
+    @property
+    def margin(self) -> float:
+        return self.config.margin
+
+    def require_config(self) -> Config:
+        """The configuration, for workflows that cannot run on defaults (judges, reruns)."""
+        if self.config_error:
+            raise RagtuiError(self.config_error.removesuffix("; using the defaults"))
+        return self.config
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_folder(folder: str | Path) -> Store:
+    """The folder's index, after importing foreign result files (RAGAS CSVs, Inspect logs, …)
+    into `folder/imported/` on the fly. Import notices join the store's notices."""
+    folder = Path(folder)
+    written, notices = import_foreign_files(folder)
+    store = Store.open(folder)
+    if written:
+        store.notices.append(
+            f"imported {len(written)} foreign result file(s) into {folder / 'imported'}"
+        )
+    store.notices.extend(notices)
+    return store
+
+
+def open_workspace(path: str | Path | None) -> Workspace:
+    """Resolve the folder, read its configuration once, convert foreign files, open the index."""
+    folder, notice = resolve_folder(path)
+    config, config_error = read_config(folder)
+    store = open_folder(folder)
+    notices = [n for n in (notice, config_error) if n]
+    return Workspace(
+        folder=folder,
+        store=store,
+        config=config,
+        notices=[*notices, *store.notices],
+        config_error=config_error,
+    )
