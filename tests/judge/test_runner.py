@@ -16,7 +16,7 @@ from ragtui.judge.client import JudgeUnreachable
 from ragtui.judge.metrics import METRICS
 from ragtui.judge.prompts import combined_hash
 from ragtui.judge.runner import Progress, judge_run, noise_reruns, rejudge_case
-from tests.fakejudge import FakeJudge, Fault
+from tests.fakejudge import FakeJudge, Fault, Reply
 
 
 def make_cases(n: int) -> list[Case]:
@@ -268,3 +268,59 @@ async def test_slow_replies_beyond_the_timeout_are_counted_errors(
     assert "no reply from" in cases["case-01"].errors["faithfulness"]
     assert "faithfulness" not in cases["case-01"].scores
     assert (result.progress.scored, result.progress.errors) == (5, 1)
+
+
+def _pairs(fake: FakeJudge) -> list[tuple[str, str]]:
+    """(case marker, metric) of every chat request the server received."""
+    import re
+
+    out = []
+    for r in fake.chat_requests():
+        case = re.search(r"ANSWER-\d\d", r.prompt)
+        metric = "answer_relevance" if "1 to 5" in r.prompt else "faithfulness"
+        out.append((case.group(0) if case else "?", metric))
+    return out
+
+
+async def test_a_stopped_batch_resends_only_the_calls_in_flight(
+    store: Store, fake_judge: FakeJudge
+) -> None:
+    """Issue 16.5: every reply is kept as it arrives, so a resume re-sends only what was in
+    flight. Case 00's faithfulness reply arrives, its relevance call hangs, and the batch is
+    stopped (as by a kill) before the case could be written: the resume must not ask for case
+    00's faithfulness again. Noise reruns bypass the reply cache, so only the journal can help."""
+    import asyncio
+
+    def answer(request: object) -> Reply:
+        relevance = "1 to 5" in request.prompt  # type: ignore[attr-defined]
+        hang = relevance and "ANSWER-00" in request.prompt  # type: ignore[attr-defined]
+        return Reply("4" if relevance else "YES", delay=30 if hang else 0)
+
+    fake_judge.responder = answer
+    cfg = judge(fake_judge, concurrency=1)
+    batch = asyncio.ensure_future(
+        judge_run(
+            store, "base", cfg, metrics=["faithfulness", "answer_relevance"], kind="rerun", index=1
+        )
+    )
+    for _ in range(400):  # wait for case 00's relevance call to be in flight
+        await asyncio.sleep(0.01)
+        if ("ANSWER-00", "answer_relevance") in _pairs(fake_judge):
+            break
+    assert ("ANSWER-00", "faithfulness") in _pairs(fake_judge)
+    batch.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await batch
+    before = _pairs(fake_judge)
+    fake_judge.reset()
+    fake_judge.responder = lambda request: "4" if "1 to 5" in request.prompt else "YES"
+    result = await judge_run(
+        store, "base", cfg, metrics=["faithfulness", "answer_relevance"], kind="rerun", index=1
+    )
+    again = _pairs(fake_judge)
+    assert ("ANSWER-00", "faithfulness") not in again  # its reply was kept
+    assert ("ANSWER-00", "answer_relevance") in again  # the call in flight is sent again
+    assert not set(again) & (set(before) - {("ANSWER-00", "answer_relevance")})
+    assert len(again) == len(set(again))
+    assert len(read_run_file(result.path).cases) == 6
+    assert not (store.folder / f".{result.path.name}.replies").exists()  # gone once complete
