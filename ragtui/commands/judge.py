@@ -10,20 +10,24 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ragtui.commands.common import open_store, resolve_folder, user_errors
-from ragtui.config import Config, JudgeConfig, adhoc_judge, load_config
+from ragtui.commands.common import open_ws, user_errors, writable_folder
+from ragtui.config import load_config
 from ragtui.core.errors import RagtuiError
-from ragtui.core.model import Run
-from ragtui.core.store import Store
-from ragtui.judge.client import JudgeClient
-from ragtui.judge.runner import BatchResult, Progress, judge_run, noise_reruns
+from ragtui.format import printable
+from ragtui.judge.runner import BatchResult, Progress
+from ragtui.services.judging import (
+    NoiseCheck,
+    check_judges,
+    full_noise_check,
+    noise_check,
+    pick_judge,
+    rejudge,
+)
 
 
 def _judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -46,47 +50,6 @@ def _judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(options):
         func = option(func)
     return func
-
-
-def _folder(path: str | None) -> Path:
-    """The runs folder to write into; never the bundled demo history."""
-    folder, notice = resolve_folder(path)
-    if notice:
-        raise RagtuiError("no run files in ./runs: name the runs folder (PATH) to write into")
-    return folder
-
-
-def pick_judge(
-    config: Config,
-    name: str | None,
-    provider: str | None,
-    url: str | None,
-    model: str | None,
-    timeout: float | None,
-    concurrency: int | None,
-) -> JudgeConfig:
-    adhoc = (provider, url, model)
-    if name and any(adhoc):
-        raise RagtuiError("give either --judge NAME or --provider/--url/--model, not both")
-    if name:
-        judge = config.judge(name)
-    elif all(adhoc):
-        assert provider and url and model
-        judge = adhoc_judge(provider, url, model)
-    elif any(adhoc):
-        missing = [
-            f"--{k}" for k, v in zip(("provider", "url", "model"), adhoc, strict=True) if not v
-        ]
-        raise RagtuiError(
-            f"an ad-hoc judge needs --provider, --url and --model (missing {', '.join(missing)})"
-        )
-    else:
-        known = (
-            ", ".join(sorted(config.judges)) or f"none configured in {config.path or 'ragtui.toml'}"
-        )
-        raise RagtuiError(f"name a judge: --judge NAME ({known}) or --provider/--url/--model")
-    overrides = {"timeout": timeout, "concurrency": concurrency}
-    return replace(judge, **{k: v for k, v in overrides.items() if v is not None})
 
 
 class _Bar:
@@ -137,10 +100,13 @@ class _Bar:
 
 
 def _report(result: BatchResult) -> None:
-    click.echo(result.summary())
+    click.echo(printable(result.summary()))
     for sample in result.error_samples:
-        click.echo(f"  {sample}")
-    click.echo(f"wrote {result.path}")
+        click.echo(f"  {printable(sample)}")
+    if result.path.exists():
+        click.echo(f"wrote {printable(str(result.path))}")
+    else:
+        click.echo("nothing judged: no run written")
 
 
 @click.command("rejudge")
@@ -165,14 +131,13 @@ def rejudge_command(
     as_json: bool,
 ) -> None:
     """Re-judge RUN with another judge; writes a new `rejudge` run and resumes if interrupted."""
-    folder = _folder(path)
-    judge = pick_judge(load_config(folder), judge_name, provider, url, model, timeout, concurrency)
-    with open_store(folder) as store:
-        bar = _Bar(f"judging with {judge.name}")
-        with bar:
+    with open_ws(writable_folder(path)) as workspace:
+        config = workspace.require_config()
+        judge = pick_judge(config, judge_name, provider, url, model, timeout, concurrency)
+        with _Bar(f"judging with {judge.name}") as bar:
             result = asyncio.run(
-                judge_run(
-                    store,
+                rejudge(
+                    workspace.store,
                     run,
                     judge,
                     metrics=list(metrics) or None,
@@ -186,7 +151,7 @@ def rejudge_command(
             json.dumps(
                 {
                     "run_id": result.run_id,
-                    "path": str(result.path),
+                    "path": str(result.path) if result.path.exists() else None,
                     "cases": p.total,
                     "resumed": p.resumed,
                     "scored": p.scored,
@@ -194,7 +159,9 @@ def rejudge_command(
                     "errors": p.errors,
                     "cached": p.cached,
                     "seconds": round(result.seconds, 3),
-                }
+                },
+                ensure_ascii=True,
+                allow_nan=False,
             )
         )
         return
@@ -212,17 +179,7 @@ def judges_command(path: str | None) -> None:
             f"no judges configured (add [judges.NAME] tables to {config.path or 'ragtui.toml'})"
         )
 
-    async def check_all() -> list[str | None]:
-        async def one(judge: JudgeConfig) -> str | None:
-            try:
-                async with JudgeClient(judge) as client:
-                    return await client.check()
-            except RagtuiError as err:  # e.g. the key's environment variable is unset
-                return str(err)
-
-        return await asyncio.gather(*(one(j) for j in config.judges.values()))
-
-    problems = asyncio.run(check_all())
+    problems = asyncio.run(check_judges(list(config.judges.values())))
     click.echo(f"judges in {config.path}")
     for judge, problem in zip(config.judges.values(), problems, strict=True):
         key = f" key ${judge.api_key_env}" if judge.api_key_env else ""
@@ -259,137 +216,79 @@ def noise_command(
     as_json: bool,
 ) -> None:
     """Measure noise: re-judge RUN's answers K times (cache bypassed), or rerun the pipeline."""
-    from ragtui.judge.noise import noise_lines, rerun_noise
+    from ragtui.judge.noise import noise_lines
 
-    folder = _folder(path)
-    config = load_config(folder)
-    with open_store(folder) as store:
-        parent_id = store.resolve_run(run)
+    with open_ws(writable_folder(path)) as workspace:
         if full:
-            rerun_ids = _full_reruns(store, config, parent_id, times)
-            group = [parent_id, *rerun_ids]
-            a_ref = parent_id
+            check = asyncio.run(
+                full_noise_check(
+                    workspace,
+                    run,
+                    times=times,
+                    metrics=list(metrics) or None,
+                    against=against,
+                    on_line=lambda line: click.echo(printable(line), err=True),
+                )
+            )
         else:
+            config = workspace.require_config()
             judge = pick_judge(config, judge_name, provider, url, model, timeout, concurrency)
             with _Bar("") as bar:
-                results = asyncio.run(
-                    noise_reruns(
-                        store,
-                        parent_id,
+                check = asyncio.run(
+                    noise_check(
+                        workspace,
+                        run,
                         judge,
                         times=times,
                         metrics=list(metrics) or None,
-                        progress=lambda i, p: bar.update(p, i, f"rerun {i}/{times}"),
+                        against=against,
+                        progress=lambda label, p: bar.update(p, label, label),
                     )
                 )
-            for result in results:
-                if not as_json:
-                    click.echo(result.summary())
-            group = [r.run_id for r in results]
-            a_ref = _same_judge_a(store, parent_id, group)
-        names = store.metrics(group) if not metrics else list(metrics)
-        noise = rerun_noise(store, group, names)
-        if not as_json:
-            for line in noise_lines(noise, config.margin):
-                click.echo(line)
-        comparison = None
-        if against:
-            b_ref = against
-            if not full:
-                b_ref = _like_for_like(store, against, judge, names, store.run(group[0]), as_json)
-            comparison = _verdict(store, a_ref, b_ref, names, config.margin, as_json)
-    if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "run": parent_id,
-                    "reruns": group,
-                    "noise": [_noise_json(m) for m in noise],
-                    "comparison": comparison,
-                },
-                ensure_ascii=False,
-            )
-        )
+        if as_json:
+            click.echo(json.dumps(_noise_json(check), ensure_ascii=True, allow_nan=False))
+            return
+        for result in check.batches:
+            click.echo(printable(result.summary()))
+        for line in noise_lines(check.noise, workspace.margin):
+            click.echo(printable(line))
+        if check.note:
+            click.echo(printable(check.note))
+        if check.comparison is not None:
+            _print_comparison(check)
 
 
-def _noise_json(m: Any) -> dict[str, Any]:
-    f = m.floor
-    return {
-        "metric": m.metric,
-        "n": m.n,
-        "means": list(m.means),
-        "errors": list(m.errors),
-        "noise_floor": None if f is None else f.noise_floor,
-        "rerun_delta": None if f is None else f.rerun_delta,
-        "sigma2_within": None if f is None else f.sigma2_within,
-        "icc": None if f is None else f.icc,
-    }
-
-
-def _like_for_like(
-    store: Store, b_ref: str, judge: JudgeConfig, metrics: list[str], rerun: Run, quiet: bool
-) -> str:
-    """B as graded by the noise judge: B itself when the same judge and prompts graded it,
-    else a re-judge of B (cached), so the verdict does not mix two judges' scales."""
-    b_id = store.resolve_run(b_ref)
-    b = store.run(b_id)
-    if (b.judge.model, b.judge.prompt_hash) == (rerun.judge.model, rerun.judge.prompt_hash):
-        return b_id
-    with _Bar(f"re-judging {b_id} with {judge.name}") as bar:
-        result = asyncio.run(judge_run(store, b_id, judge, metrics=metrics, progress=bar.update))
-    if not quiet:
-        click.echo(f"B re-judged by {judge.name} for a like-for-like verdict: {result.summary()}")
-    return result.run_id
-
-
-def _same_judge_a(store: Store, parent_id: str, group: list[str]) -> str:
-    """A for the comparison: the parent when the reruns replicate it, else the first rerun."""
-    return parent_id if parent_id in store.reruns(group[0]) else group[0]
-
-
-def _verdict(
-    store: Store, a: str, b: str, metrics: list[str], margin: float, as_json: bool
-) -> dict[str, Any] | None:
+def _print_comparison(check: NoiseCheck) -> None:
     from rich.console import Console
 
     from ragtui.commands.compare import _table, detail_lines
-    from ragtui.core.compare import compare_runs
-    from ragtui.format import printable
 
-    have_b = set(store.metrics([store.resolve_run(b)]))
-    c = compare_runs(
-        store, a, b, metrics=[m for m in metrics if m in have_b] or None, margin=margin
-    )
-    if as_json:
-        return c.to_json()
+    c = check.comparison
+    assert c is not None
     Console(highlight=False).print(_table(c))
     for line in [*c.noise_lines, *detail_lines(c)]:
         click.echo(printable(line))
     for w in c.warnings:
         click.echo("! " + printable(w))
-    return None
 
 
-def _full_reruns(store: Store, config: Config, parent_id: str, times: int) -> list[str]:
-    from ragtui.judge.noise import pipeline_rerun
+def _noise_json(check: NoiseCheck) -> dict[str, Any]:
+    def metric(m: Any) -> dict[str, Any]:
+        f = m.floor
+        return {
+            "metric": m.metric,
+            "n": m.n,
+            "means": list(m.means),
+            "errors": list(m.errors),
+            "noise_floor": None if f is None else f.noise_floor,
+            "rerun_delta": None if f is None else f.rerun_delta,
+            "sigma2_within": None if f is None else f.sigma2_within,
+            "icc": None if f is None else f.icc,
+        }
 
-    if not config.rerun_command:
-        where = config.path or "ragtui.toml (none found)"
-        raise RagtuiError(f'--full needs [rerun] command = "..." in {where}')
-    parent = store.run(parent_id)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    ids = []
-    for i in range(1, times + 1):
-        run_id = f"{parent.id}--full-{stamp}-{i}"
-        click.echo(f"rerun {i}/{times}: {config.rerun_command}", err=True)
-        paths = asyncio.run(
-            pipeline_rerun(
-                store,
-                parent,
-                config.rerun_command,
-                run_id,
-                on_line=lambda line: click.echo(f"  | {line}", err=True),
-            )
-        )
-        ids += [store.index_file(p) for p in paths]
-    return ids
+    return {
+        "run": check.run_id,
+        "reruns": check.reruns,
+        "noise": [metric(m) for m in check.noise],
+        "comparison": None if check.comparison is None else check.comparison.to_json(),
+    }

@@ -297,12 +297,15 @@ async def judge_run(
         await _all_or_none([worker() for _ in range(workers)])
     finally:
         finished = state.done == state.total
+        empty = not appender.done
         await asyncio.to_thread(journal.close, finished=finished)
         await asyncio.to_thread(appender.close)
         if own_client:
             await client.aclose()
-        # even a partial batch: the index mirrors the file
-        await asyncio.to_thread(store.index_file, path)
+        if empty:  # nothing judged (e.g. the judge unreachable): leave no empty run behind
+            path.unlink(missing_ok=True)
+        else:  # even a partial batch: the index mirrors the file
+            await asyncio.to_thread(store.index_file, path)
     return BatchResult(
         run_id=run.id,
         path=path,

@@ -122,6 +122,13 @@ def test_connection_refused_is_one_line_and_non_zero(tmp_path: Path) -> None:
     assert len(lines) == 1 and "connection refused" in lines[0], result.stderr
     assert "Traceback" not in result.output
     assert result.stderr == lines[0] + "\n"  # nothing else: no blank line from a progress bar
+    # nothing was judged, so no empty N=0 run is left behind (issue 14)
+    assert sorted(p.name for p in runs.iterdir() if p.suffix == ".jsonl") == [
+        "base.ragtui.jsonl",
+        "cand.ragtui.jsonl",
+    ]
+    listed = invoke("runs", str(runs), "--json")
+    assert [r["id"] for r in json.loads(listed.stdout)["runs"]] == ["base", "cand"]
 
 
 def test_bad_judge_choice_is_one_line(tmp_path: Path, server: FakeJudge) -> None:

@@ -1,0 +1,259 @@
+"""Judge workflows for both shells: choose a judge, plan a batch, re-judge, noise check.
+
+All of it is async and never blocks the event loop (index queries and statistics go through
+`asyncio.to_thread`), so the TUI awaits it in an async worker and the CLI in `asyncio.run`.
+Progress is reported as (label, Progress) on the event loop's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from ragtui.config import Config, JudgeConfig, adhoc_judge
+from ragtui.core.compare import Comparison, compare_runs
+from ragtui.core.errors import RagtuiError
+from ragtui.core.model import Run
+from ragtui.core.store import Store
+from ragtui.judge.client import JudgeClient
+from ragtui.judge.noise import MetricNoise, pipeline_rerun, rerun_noise
+from ragtui.judge.runner import BatchResult, Progress, default_metrics, judge_run, noise_reruns
+from ragtui.services.workspace import Workspace
+
+LabelledProgress = Callable[[str, Progress], None]
+
+
+def pick_judge(
+    config: Config,
+    name: str | None = None,
+    provider: str | None = None,
+    url: str | None = None,
+    model: str | None = None,
+    timeout: float | None = None,
+    concurrency: int | None = None,
+) -> JudgeConfig:
+    """A judge named in the configuration, or an ad-hoc one (provider, url and model)."""
+    adhoc = (provider, url, model)
+    if name and any(adhoc):
+        raise RagtuiError("give either --judge NAME or --provider/--url/--model, not both")
+    if name:
+        judge = config.judge(name)
+    elif all(adhoc):
+        assert provider and url and model
+        judge = adhoc_judge(provider, url, model)
+    elif any(adhoc):
+        missing = [
+            f"--{k}" for k, v in zip(("provider", "url", "model"), adhoc, strict=True) if not v
+        ]
+        raise RagtuiError(
+            f"an ad-hoc judge needs --provider, --url and --model (missing {', '.join(missing)})"
+        )
+    else:
+        known = (
+            ", ".join(sorted(config.judges)) or f"none configured in {config.path or 'ragtui.toml'}"
+        )
+        raise RagtuiError(f"name a judge: --judge NAME ({known}) or --provider/--url/--model")
+    overrides = {"timeout": timeout, "concurrency": concurrency}
+    return replace(judge, **{k: v for k, v in overrides.items() if v is not None})
+
+
+async def check_judges(judges: Sequence[JudgeConfig]) -> list[str | None]:
+    """Each judge checked at once (reachable, has its model): None when fine, else why not."""
+
+    async def one(judge: JudgeConfig) -> str | None:
+        try:
+            async with JudgeClient(judge) as client:
+                return await client.check()
+        except RagtuiError as err:  # e.g. the key's environment variable is unset
+            return str(err)
+
+    return list(await asyncio.gather(*(one(j) for j in judges)))
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """What a batch will do, shown before it starts: cases x metrics (x reruns) = calls."""
+
+    run_id: str
+    run_name: str
+    judge: JudgeConfig
+    metrics: tuple[str, ...]
+    cases: int
+    times: int = 1
+
+    @property
+    def calls(self) -> int:
+        return self.cases * len(self.metrics) * self.times
+
+
+def plan_batch(
+    store: Store,
+    run_ref: str,
+    judge: JudgeConfig,
+    metrics: Sequence[str] | None = None,
+    *,
+    times: int = 1,
+    case_ids: Sequence[str] | None = None,
+) -> BatchPlan:
+    """The size of a re-judge (times=1) or a noise check (times=K); runs queries: call it in a
+    thread from the UI."""
+    run_id = store.resolve_run(run_ref)
+    names = tuple(metrics or default_metrics(store, run_id))
+    if case_ids:
+        cases = len(case_ids)
+    else:
+        runs = store.runs()
+        cases = next(r["n_cases"] for r in runs.to_pylist() if r["run_id"] == run_id)
+    return BatchPlan(run_id, store.run(run_id).name, judge, names, cases, times)
+
+
+async def rejudge(
+    store: Store,
+    run_ref: str,
+    judge: JudgeConfig,
+    *,
+    metrics: Sequence[str] | None = None,
+    case_ids: Sequence[str] | None = None,
+    progress: Callable[[Progress], None] | None = None,
+) -> BatchResult:
+    """Re-judge a run (or some of its cases) into a new `rejudge` run; resumable. A batch that
+    judged nothing (the judge unreachable from the start) leaves no empty run behind."""
+    return await judge_run(
+        store, run_ref, judge, metrics=metrics, case_ids=case_ids, progress=progress
+    )
+
+
+@dataclass(frozen=True)
+class NoiseCheck:
+    run_id: str
+    reruns: list[str]  # the group whose spread is the noise floor
+    batches: list[BatchResult]  # judge-only reruns (empty for full-pipeline reruns)
+    noise: list[MetricNoise]
+    comparison: Comparison | None = None  # A vs B with the new reruns, when asked
+    before: Comparison | None = None  # the verdict as it stood before the reruns
+    note: str | None = None  # e.g. "B re-judged by J for a like-for-like verdict"
+    full: bool = False
+
+
+async def noise_check(
+    workspace: Workspace,
+    run_ref: str,
+    judge: JudgeConfig,
+    *,
+    times: int = 3,
+    metrics: Sequence[str] | None = None,
+    against: str | None = None,
+    progress: LabelledProgress | None = None,
+) -> NoiseCheck:
+    """Judge-only noise: K fresh judge calls on the same answers (cache bypassed), the noise
+    floor per metric, and, with `against`, the verdict A vs B as it stands with them."""
+    store, margin = workspace.store, workspace.margin
+    parent_id = await asyncio.to_thread(store.resolve_run, run_ref)
+    before = None
+    if against:
+        before = await asyncio.to_thread(compare_runs, store, parent_id, against, margin=margin)
+    batches = await noise_reruns(
+        store,
+        parent_id,
+        judge,
+        times=times,
+        metrics=list(metrics) if metrics else None,
+        progress=None
+        if progress is None
+        else lambda i, p: progress(f"rerun {i} of {times}, cache bypassed", p),
+    )
+    group = [b.run_id for b in batches]
+    have = await asyncio.to_thread(store.metrics, group)
+    names = [m for m in metrics if m in set(have)] if metrics else have
+    noise = await asyncio.to_thread(rerun_noise, store, group, names)
+    comparison, note = None, None
+    if against:
+        reruns_of_parent = await asyncio.to_thread(store.reruns, group[0])
+        # A: the parent when the reruns replicate it (same judge), else the first rerun
+        a_ref = parent_id if parent_id in reruns_of_parent else group[0]
+        b_ref, note = await _like_for_like(store, against, judge, names, group[0], progress)
+        comparison = await _compare(store, a_ref, b_ref, names, margin)
+    return NoiseCheck(parent_id, group, batches, noise, comparison, before, note)
+
+
+async def full_noise_check(
+    workspace: Workspace,
+    run_ref: str,
+    *,
+    times: int = 3,
+    metrics: Sequence[str] | None = None,
+    against: str | None = None,
+    on_line: Callable[[str], None] | None = None,
+) -> NoiseCheck:
+    """Full-pipeline noise: the user's own `[rerun] command` K times, each result imported as a
+    `rerun` of the run's config, then the noise floor over the parent and its reruns."""
+    config = workspace.require_config()
+    if not config.rerun_command:
+        where = config.path or "ragtui.toml (none found)"
+        raise RagtuiError(f'--full needs [rerun] command = "..." in {where}')
+    store, margin = workspace.store, workspace.margin
+    parent_id = await asyncio.to_thread(store.resolve_run, run_ref)
+    parent = await asyncio.to_thread(store.run, parent_id)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    ids: list[str] = []
+    for i in range(1, times + 1):
+        if on_line:
+            on_line(f"rerun {i}/{times}: {config.rerun_command}")
+        paths = await pipeline_rerun(
+            store,
+            parent,
+            config.rerun_command,
+            f"{parent.id}--full-{stamp}-{i}",
+            on_line=None if on_line is None else (lambda line: on_line(f"  | {line}")),
+        )
+        for path in paths:
+            ids.append(await asyncio.to_thread(store.index_file, path))
+    group = [parent_id, *ids]
+    names = list(metrics) if metrics else await asyncio.to_thread(store.metrics, group)
+    noise = await asyncio.to_thread(rerun_noise, store, group, names)
+    comparison = None
+    if against:
+        comparison = await _compare(store, parent_id, against, names, margin)
+    return NoiseCheck(parent_id, group, [], noise, comparison, full=True)
+
+
+async def _compare(store: Store, a: str, b: str, metrics: list[str], margin: float) -> Comparison:
+    def run() -> Comparison:
+        have_b = set(store.metrics([store.resolve_run(b)]))
+        chosen = [m for m in metrics if m in have_b] or None
+        return compare_runs(store, a, b, metrics=chosen, margin=margin)
+
+    return await asyncio.to_thread(run)
+
+
+async def _like_for_like(
+    store: Store,
+    b_ref: str,
+    judge: JudgeConfig,
+    metrics: list[str],
+    rerun_id: str,
+    progress: LabelledProgress | None,
+) -> tuple[str, str | None]:
+    """B as graded by the noise judge, so the verdict does not mix two judges' scales: B itself
+    when the same judge and prompts graded it, else a (cached) re-judge of B."""
+
+    def runs() -> tuple[str, Run, Run]:
+        b_id = store.resolve_run(b_ref)
+        return b_id, store.run(b_id), store.run(rerun_id)
+
+    b_id, b, rerun = await asyncio.to_thread(runs)
+    if (b.judge.model, b.judge.prompt_hash) == (rerun.judge.model, rerun.judge.prompt_hash):
+        return b_id, None
+    label = f"re-judging B ({b.name}) with {judge.name}"
+    result = await judge_run(
+        store,
+        b_id,
+        judge,
+        metrics=metrics,
+        progress=None if progress is None else (lambda p: progress(label, p)),
+    )
+    return result.run_id, (
+        f"B re-judged by {judge.name} for a like-for-like verdict: {result.summary()}"
+    )
