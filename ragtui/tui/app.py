@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -82,6 +83,67 @@ class RagtuiApp(App[None]):
         self.store_error = message.error
         self.notify(message.error, title="cannot open", severity="error", timeout=30, markup=False)
         self.runs_screen.store_failed(message.error)
+
+    # ------------------------------------------------------------ navigation
+    # Screens move through these methods and never import one another: the app is the one
+    # place that knows every screen (imported on first use, so start-up stays fast).
+
+    def open_cases(self, run_id: str) -> None:
+        from ragtui.tui.screens.cases import CaseListScreen
+
+        self.push_screen(CaseListScreen(run_id))
+
+    def open_case(
+        self,
+        run_id: str,
+        case_ids: list[str],
+        index: int,
+        *,
+        other_run_id: str | None = None,
+        metric: str | None = None,
+    ) -> None:
+        from ragtui.tui.screens.case import CaseScreen
+
+        self.push_screen(
+            CaseScreen(run_id, case_ids, index, other_run_id=other_run_id, metric=metric)
+        )
+
+    def open_compare(self, a_run_id: str, b_run_id: str, *, replace: bool = False) -> None:
+        from ragtui.tui.screens.compare import CompareScreen
+
+        screen = CompareScreen(a_run_id, b_run_id)
+        if replace:
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
+
+    def open_trends(self, metrics: list[str]) -> None:
+        from ragtui.tui.screens.trends import TrendsScreen
+
+        self.push_screen(TrendsScreen(metrics))
+
+    def open_rejudge_run(self, run_id: str) -> None:
+        from ragtui.tui.screens.rejudge import RejudgeRunScreen
+
+        self.push_screen(RejudgeRunScreen(run_id))
+
+    def open_rejudge_case(
+        self, run_id: str, case_id: str, done: Callable[[str | None], object]
+    ) -> None:
+        """`done` gets the re-judge run's id (None when nothing was judged)."""
+        from ragtui.tui.screens.rejudge import RejudgeCaseScreen
+
+        self.push_screen(RejudgeCaseScreen(run_id, case_id), done)
+
+    def open_noise(
+        self,
+        run_id: str,
+        against: str | None = None,
+        done: Callable[[str | None], object] | None = None,
+    ) -> None:
+        from ragtui.tui.screens.noise import NoiseScreen
+
+        self.push_screen(NoiseScreen(run_id, against=against), done)
 
     def action_help(self) -> None:
         from ragtui.tui.screens.help import HelpScreen

@@ -346,8 +346,6 @@ class CaseScreen(Screen):
 
     def action_rejudge(self) -> None:
         """Re-judge this case of the run on the shown side; the history then includes it."""
-        from ragtui.tui.screens.rejudge import RejudgeCaseScreen
-
         if self.data is None:
             return  # still loading, or an empty list
         run_id = self.other_run_id if self.side == "A" and self.other_run_id else self.run_id
@@ -356,7 +354,7 @@ class CaseScreen(Screen):
             if result is not None:
                 self.load()
 
-        self.app.push_screen(RejudgeCaseScreen(run_id, self.case_id), judged)
+        self.app.open_rejudge_case(run_id, self.case_id, judged)  # type: ignore[attr-defined]
 
     def action_back(self) -> None:
         self.app.pop_screen()

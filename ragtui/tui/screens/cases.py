@@ -27,7 +27,7 @@ from textual_fastdatatable import ArrowBackend, DataTable
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
 from ragtui.format import printable, short_metrics
-from ragtui.tui.screens.runs import TitleBar
+from ragtui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
     from ragtui.tui.app import RagtuiApp
@@ -298,10 +298,8 @@ class CaseListScreen(Screen[None]):
         if self.shown is None or self.shown.num_rows == 0:
             return
         grid = self.query_one("#cases", DataTable)
-        from ragtui.tui.screens.case import CaseScreen
-
         ids, index = self.visible_case_ids(), grid.cursor_row
-        self.app.push_screen(CaseScreen(self.run_id, ids, index, metric=self.sort_metric))
+        self.app.open_case(self.run_id, ids, index, metric=self.sort_metric)  # type: ignore[attr-defined]
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)

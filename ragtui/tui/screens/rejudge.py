@@ -296,9 +296,7 @@ class RejudgeRunScreen(BatchMixin, Screen[None]):
         if not self.is_attached or self.handle.cancelled:
             return
         self.notify(result.summary(), title="re-judged", markup=False)
-        from ragtui.tui.screens.compare import CompareScreen
-
-        self.app.switch_screen(CompareScreen(self.run_id, result.run_id))
+        self.app.open_compare(self.run_id, result.run_id, replace=True)  # type: ignore[attr-defined]
 
     def action_close(self) -> None:
         if self.running:  # stop: the cases judged so far stay in the file; J again resumes

@@ -19,25 +19,13 @@ from ragtui.core.store import Store
 from ragtui.core.views import run_rows
 from ragtui.format import printable
 from ragtui.tui.widgets.run_table import RunRow, RunTable, group_rows
+from ragtui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
     from ragtui.tui.app import RagtuiApp
 
 
 DETAIL_FROM_HEIGHT = 30  # terminal rows from which the highlighted run's details show
-
-
-class TitleBar(Static):
-    """One line: screen title on the left, the runs folder on the right."""
-
-    def set_title(self, title: Text, folder: str) -> None:
-        line = Text(no_wrap=True, overflow="ellipsis")
-        line.append_text(title)
-        shown = printable(folder)
-        pad = max(1, self.size.width - line.cell_len - len(shown) - 2)
-        line.append(" " * pad)
-        line.append(shown, style="dim")
-        self.update(line)
 
 
 class RunsScreen(Screen[None]):
@@ -228,9 +216,7 @@ class RunsScreen(Screen[None]):
                 severity="warning",
             )
             return
-        from ragtui.tui.screens.compare import CompareScreen
-
-        self.app.push_screen(CompareScreen(a, b))
+        self.ragtui.open_compare(a, b)
 
     def action_open_run(self) -> None:
         if isinstance(self.focused, Input):
@@ -239,25 +225,19 @@ class RunsScreen(Screen[None]):
         run_id = self.table.highlighted_run
         if run_id is None:
             return
-        from ragtui.tui.screens.cases import CaseListScreen
-
-        self.app.push_screen(CaseListScreen(run_id))
+        self.ragtui.open_cases(run_id)
 
     def action_rejudge_run(self) -> None:
         run_id = self.table.highlighted_run
         if run_id is None:
             return
-        from ragtui.tui.screens.rejudge import RejudgeRunScreen
-
-        self.app.push_screen(RejudgeRunScreen(run_id))
+        self.ragtui.open_rejudge_run(run_id)
 
     def action_noise(self) -> None:
         run_id = self.table.highlighted_run
         if run_id is None:
             return
-        from ragtui.tui.screens.noise import NoiseScreen
-
-        self.app.push_screen(NoiseScreen(run_id, against=self.mark_of("B")))
+        self.ragtui.open_noise(run_id, against=self.mark_of("B"))
 
     def on_screen_resume(self) -> None:
         # back from another screen: a re-judge or noise rerun may have written new run files
@@ -268,9 +248,7 @@ class RunsScreen(Screen[None]):
         if not self.loaded:
             self.notify("still loading the runs", severity="warning")
             return
-        from ragtui.tui.screens.trends import TrendsScreen
-
-        self.app.push_screen(TrendsScreen(self.metrics))
+        self.ragtui.open_trends(self.metrics)
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)

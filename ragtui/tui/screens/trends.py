@@ -16,7 +16,7 @@ from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
 from ragtui.core.trends import TrendSeries, metric_trends
 from ragtui.format import printable
-from ragtui.tui.screens.runs import TitleBar
+from ragtui.tui.widgets.title_bar import TitleBar
 from ragtui.tui.widgets.trend_plot import TrendPlot, rich_color
 
 if TYPE_CHECKING:
