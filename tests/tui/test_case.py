@@ -178,6 +178,6 @@ async def test_an_empty_list_shows_a_line_not_a_crash(folder, make_app) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await open_case(app, pilot, CaseScreen(ids["baseline"], [], 0))
         assert "(no case in the list)" in screen_text(app)
-        await pilot.press("right_square_bracket", "j", "tab", "m", "escape")
+        await pilot.press("right_square_bracket", "R", "tab", "m", "escape")
         await pilot.pause()
         assert not isinstance(app.screen, CaseScreen)

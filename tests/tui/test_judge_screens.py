@@ -58,6 +58,9 @@ def file_cases(folder: Path, run_id: str) -> list[dict]:
 
 async def run_form(app, pilot) -> None:  # type: ignore[no-untyped-def]
     await pilot.click("#judge-run")
+    await wait_ready(app, pilot)
+    if app.screen.query("#batch-start"):  # a run-level batch first says what it will do
+        await pilot.click("#batch-start")
     for _ in range(50):  # the batch runs in a worker thread; wait for it and its messages
         await wait_ready(app, pilot)
         if not getattr(app.screen, "running", False):
@@ -73,7 +76,7 @@ async def test_rejudge_case_shows_old_and_new_verdicts(runs, fake, make_app) -> 
         case = CaseScreen(ids["small-generator"], [WORST], 0, other_run_id=ids["baseline"])
         await app.push_screen(case)
         await wait_ready(app, pilot)
-        await pilot.press("j")
+        await pilot.press("R")
         await wait_ready(app, pilot)
         dialog = app.screen
         assert isinstance(dialog, RejudgeCaseScreen) and dialog.run_id == ids["small-generator"]
@@ -183,10 +186,16 @@ async def test_stopping_a_run_rejudge_keeps_finished_cases_and_resumes(tmp_path,
             await app.push_screen(screen)
             await wait_ready(app, pilot)
             await pilot.click("#judge-run")
-            for _ in range(200):
+            await wait_ready(app, pilot)
+            await pilot.click("#batch-start")
+            written = path / "unknown"
+            for _ in range(400):  # until two cases are in the file: stop mid-batch, for sure
                 await pilot.pause(0.05)
-                if len(slow.chat_requests()) >= 6:
+                files = list(path.glob(f"{ids['baseline']}--rejudge-*.ragtui.jsonl"))
+                if files and len(files[0].read_text().splitlines()) >= 3:
+                    written = files[0]
                     break
+            assert written.exists()
             assert screen.running
             await pilot.press("escape")  # stop: the screen closes at once
             await pilot.pause()
@@ -301,3 +310,27 @@ async def test_J_on_runs_rejudges_the_highlighted_run_and_n_opens_noise(
         await wait_ready(app, pilot)
         assert app.screen is runs_screen
         assert compare.b_run_id in table.shown_runs()  # the new run is listed on return
+
+
+async def test_a_run_rejudge_says_what_it_will_do_and_sends_nothing_before_start(
+    runs, fake, make_app
+) -> None:
+    """Issue 14: cases x metrics = calls and the judge, shown before any call; Back returns."""
+    path, ids = runs
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await app.push_screen(RejudgeRunScreen(ids["baseline"]))
+        await wait_ready(app, pilot)
+        ticked = list(app.screen.query_one(SelectionList).selected)
+        await pilot.click("#judge-run")
+        await wait_ready(app, pilot)
+        text = screen_text(app)
+        n = len(file_cases(path, ids["baseline"]))
+        assert f"{n} cases × {len(ticked)} metrics = {n * len(ticked)} judge calls" in text
+        assert f"fake (ollama judge-1 at {fake.url})" in text
+        assert fake.chat_requests() == []
+        await pilot.click("#batch-back")
+        await wait_ready(app, pilot)
+        assert app.screen.query_one("#batch-form").display
+        assert fake.chat_requests() == []

@@ -75,7 +75,7 @@ class CaseScreen(Screen):
             tooltip="Show the claims and chunks of A or B",
         ),
         Binding("m", "next_metric", "Metric", tooltip="Next metric: title, claims and judge reply"),
-        Binding("j", "rejudge", "Re-judge", tooltip="Re-judge this case with a configured judge"),
+        Binding("R", "rejudge", "re-judge", tooltip="Re-judge this case with a configured judge"),
     ]
 
     def __init__(

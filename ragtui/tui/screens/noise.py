@@ -18,7 +18,7 @@ from ragtui.core.compare import Comparison, compare_runs
 from ragtui.core.errors import RagtuiError
 from ragtui.judge.noise import noise_lines, rerun_noise
 from ragtui.judge.runner import judge_run, noise_reruns
-from ragtui.tui.screens.rejudge import BatchMixin, Failed, Prepared, Progressed, counts
+from ragtui.tui.widgets.batch import BatchMixin, Failed, Prepared, Progressed, counts
 from ragtui.tui.widgets.judge_form import BatchHandle, JudgeChoice, JudgeForm
 from ragtui.tui.widgets.literal import join, lit
 from ragtui.tui.widgets.metric_table import MetricTable, notes, verdict_text

@@ -1,62 +1,41 @@
-"""Re-judge from the TUI: one case (`j` on Case, a dialog) or a whole run (`J`, a screen with a
-progress bar that ends in Compare parent vs re-judged)."""
+"""Re-judge from the TUI: one case (`R` on Case, a dialog) or a whole run (`J`, a screen that
+first says what it will do, then shows a progress bar and ends in Compare parent vs re-judged).
+
+The batches run in async workers on the UI loop: the runner never blocks its event loop (its
+file and index work happens in threads), so the screen stays live and esc cancels at once.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
+from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, ProgressBar, Static
 
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Case, Run
 from ragtui.format import short_pts
-from ragtui.judge.runner import BatchResult, Progress, default_metrics, judge_run, rejudge_case
+from ragtui.judge.runner import BatchResult, Progress, rejudge_case
+from ragtui.services.judging import plan_batch, rejudge
+from ragtui.tui.widgets.batch import (
+    BatchConfirm,
+    BatchMixin,
+    Failed,
+    Prepared,
+    counts,
+    plan_text,
+)
 from ragtui.tui.widgets.claims_view import claim_text
-from ragtui.tui.widgets.judge_form import BatchHandle, JudgeChoice, JudgeForm, configured_judges
+from ragtui.tui.widgets.judge_form import JudgeChoice, JudgeForm
 from ragtui.tui.widgets.literal import join, lit
-
-
-class Prepared(Message):
-    """The form's data is ready (read in a worker): judges, ticked metrics, a config problem."""
-
-    def __init__(self, judges: list[Any], chosen: list[str], problem: str | None, run: Run) -> None:
-        super().__init__()
-        self.judges, self.chosen, self.problem, self.run = judges, chosen, problem, run
-
-
-class Progressed(Message):
-    def __init__(self, progress: Progress, label: str = "") -> None:
-        super().__init__()
-        self.progress, self.label = progress, label
-
-
-class Failed(Message):
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
-
-
-def counts(p: Progress) -> Text:
-    out = Text(f"{p.done} / {p.total} cases · ")
-    out.append(f"{p.scored} scored", style="green")
-    out.append(" · ")
-    out.append(f"{p.parse_failures} parse failures", style="yellow" if p.parse_failures else "")
-    out.append(" · ")
-    out.append(f"{p.errors} errors", style="red" if p.errors else "")
-    if p.cached:
-        out.append(f" · {p.cached} from cache", style="dim")
-    if p.resumed:
-        out.append(f" · {p.resumed} already done (resumed)", style="dim")
-    return out
 
 
 def verdicts(title: Text, case: Case | None, metrics: Sequence[str]) -> Text:
@@ -86,31 +65,6 @@ def verdicts(title: Text, case: Case | None, metrics: Sequence[str]) -> Text:
     return out
 
 
-class BatchMixin:
-    """Progress/failure plumbing shared by the batch screens (thread worker → messages)."""
-
-    handle: BatchHandle
-    run_id: str
-
-    @work(thread=True, group="batch-prepare")
-    def prepare(self) -> None:
-        """Load the judges, the default metrics and the run off the UI thread → Prepared."""
-        store = self.app.store  # type: ignore[attr-defined]
-        judges, problem = configured_judges(store.folder)
-        self.load_extra(store)
-        run = store.run(self.run_id)
-        chosen = default_metrics(store, self.run_id)
-        self.post_message(Prepared(judges, chosen, problem, run))  # type: ignore[attr-defined]
-
-    def load_extra(self, store: Any) -> None:
-        """What a screen also needs from the store before its form shows (worker thread)."""
-
-    def progress_callback(self, label: str = "") -> Any:
-        post = self.post_message  # type: ignore[attr-defined]
-        # a copy: the runner keeps mutating its Progress while the message waits in the queue
-        return lambda p: post(Progressed(replace(p), label))
-
-
 class RejudgeCaseScreen(BatchMixin, ModalScreen[str | None]):
     """Choose a judge and metrics, judge this one case, show old and new verdicts side by side.
     Dismisses with the re-judge run's id (None when nothing was judged)."""
@@ -120,7 +74,6 @@ class RejudgeCaseScreen(BatchMixin, ModalScreen[str | None]):
     def __init__(self, run_id: str, case_id: str) -> None:
         super().__init__()
         self.run_id, self.case_id = run_id, case_id
-        self.handle = BatchHandle()
         self.old: Case | None = None
         self.run: Run | None = None
         self.result_id: str | None = None
@@ -141,8 +94,8 @@ class RejudgeCaseScreen(BatchMixin, ModalScreen[str | None]):
         self.query_one("#rejudge-form").loading = True
         self.prepare()
 
-    def load_extra(self, store: Any) -> None:
-        self.old = store.case(self.run_id, self.case_id)
+    def load_extra(self, store: object) -> None:
+        self.old = store.case(self.run_id, self.case_id)  # type: ignore[attr-defined]
 
     async def on_prepared(self, message: Prepared) -> None:
         self.run = message.run
@@ -166,22 +119,30 @@ class RejudgeCaseScreen(BatchMixin, ModalScreen[str | None]):
     def _cancelled(self) -> None:
         self.action_close()
 
-    @work(thread=True, exclusive=True, group="rejudge")
-    def judge(self, choice: JudgeChoice) -> None:
+    @work(exclusive=True, group="rejudge")
+    async def judge(self, choice: JudgeChoice) -> None:
         store = self.app.store  # type: ignore[attr-defined]
-        coro = rejudge_case(store, self.run_id, self.case_id, choice.judge, metrics=choice.metrics)
         try:
-            result, new = self.handle.run(coro)
+            result, new = await rejudge_case(
+                store, self.run_id, self.case_id, choice.judge, metrics=choice.metrics
+            )
         except RagtuiError as err:
-            self.post_message(Failed(str(err)))
+            self.on_failed(Failed(str(err)))
             return
-        self.app.call_from_thread(self._judged, choice, result, new)
+        except Exception as exc:  # a worker reports its failure; it never ends the app
+            self.on_failed(Failed(f"re-judge failed: {exc!r}"))
+            return
+        self._judged(choice, result, new)
 
     def on_failed(self, message: Failed) -> None:
+        if not self.is_attached:
+            return
         status = self.query_one("#rejudge-status", Static)
         status.loading = False
         status.update(lit(message.error, "bold red"))
-        self.query_one(JudgeForm).disabled = False
+        self.notify(message.error, title="re-judge", severity="error", markup=False)
+        for form in self.query(JudgeForm):
+            form.disabled = False
 
     def _judged(self, choice: JudgeChoice, result: BatchResult, new: Case) -> None:
         if not self.is_attached:
@@ -205,20 +166,22 @@ class RejudgeCaseScreen(BatchMixin, ModalScreen[str | None]):
         self.query_one("#rejudge-new", Static).update(verdicts(after, new, choice.metrics))
 
     def action_close(self) -> None:
-        self.handle.cancel()
+        self.workers.cancel_group(self, "rejudge")
         self.dismiss(self.result_id)
 
 
 class RejudgeRunScreen(BatchMixin, Screen[None]):
-    """Re-judge a whole run with a progress bar, then open Compare parent vs re-judged."""
+    """Re-judge a whole run: pick a judge, see what it will cost in calls, start, watch the
+    progress; then Compare parent vs re-judged opens."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Back / stop")]
+
+    running: var[bool] = var(False)
 
     def __init__(self, run_id: str) -> None:
         super().__init__()
         self.run_id = run_id
-        self.handle = BatchHandle()
-        self.running = False
+        self.choice: JudgeChoice | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -228,6 +191,7 @@ class RejudgeRunScreen(BatchMixin, Screen[None]):
         )
         with VerticalScroll(id="batch-body"):
             yield Vertical(id="batch-form")
+            yield Vertical(id="batch-confirm")
             yield Static(id="batch-label")
             yield ProgressBar(id="batch-bar", show_eta=False)
             yield Static(id="batch-counts")
@@ -252,54 +216,84 @@ class RejudgeRunScreen(BatchMixin, Screen[None]):
 
     @on(JudgeForm.Submitted)
     def _submitted(self, event: JudgeForm.Submitted) -> None:
-        self.query_one("#batch-form").display = False
-        self.query_one("#batch-bar").display = True
-        self.query_one("#batch-label", Static).update(
-            join("re-judging with ", (event.choice.judge.label, ""), " …")
-        )
-        self.running = True
-        self.rejudge(event.choice)
+        self.choice = event.choice
+        self.plan(event.choice)
 
     @on(JudgeForm.Cancelled)
     def _cancelled(self) -> None:
         self.app.pop_screen()
 
-    @work(thread=True, exclusive=True, group="rejudge")
-    def rejudge(self, choice: JudgeChoice) -> None:
+    @work(exclusive=True, group="rejudge-plan")
+    async def plan(self, choice: JudgeChoice) -> None:
         store = self.app.store  # type: ignore[attr-defined]
-        coro = judge_run(
-            store,
-            self.run_id,
-            choice.judge,
-            metrics=choice.metrics,
-            progress=self.progress_callback(),
-        )
         try:
-            result = self.handle.run(coro)
-        except RagtuiError as err:
-            self.post_message(Failed(str(err)))
+            plan = await asyncio.to_thread(
+                plan_batch, store, self.run_id, choice.judge, choice.metrics
+            )
+        except Exception as exc:  # a worker reports its failure; it never ends the app
+            self.on_failed(Failed(str(exc)))
             return
-        self.app.call_from_thread(self._finished, result)
+        self.query_one("#batch-form").display = False
+        confirm = self.query_one("#batch-confirm")
+        await confirm.remove_children()
+        await confirm.mount(BatchConfirm(plan_text(plan, "Re-judge")))
+        confirm.display = True
 
-    def on_progressed(self, message: Progressed) -> None:
-        p = message.progress
-        self.query_one("#batch-bar", ProgressBar).update(total=max(1, p.total), progress=p.done)
-        self.query_one("#batch-counts", Static).update(counts(p))
+    @on(BatchConfirm.Declined)
+    def _declined(self) -> None:
+        self.query_one("#batch-confirm").display = False
+        self.query_one("#batch-form").display = True
+
+    @on(BatchConfirm.Confirmed)
+    def _confirmed(self) -> None:
+        assert self.choice is not None
+        self.query_one("#batch-confirm").display = False
+        self.query_one("#batch-bar").display = True
+        self.query_one("#batch-label", Static).update(
+            join("re-judging with ", (self.choice.judge.label, ""), " …")
+        )
+        self.running = True
+        self.rejudge(self.choice)
+
+    @work(exclusive=True, group="rejudge")
+    async def rejudge(self, choice: JudgeChoice) -> None:
+        store = self.app.store  # type: ignore[attr-defined]
+        try:
+            result = await rejudge(
+                store, self.run_id, choice.judge, metrics=choice.metrics, progress=self._progress
+            )
+        except RagtuiError as err:
+            self.on_failed(Failed(str(err)))
+            return
+        except Exception as exc:  # a worker reports its failure; it never ends the app
+            self.on_failed(Failed(f"re-judge failed: {exc!r}"))
+            return
+        self._finished(result)
+
+    def _progress(self, p: Progress) -> None:
+        """Called on the UI loop after every finished case."""
+        if self.is_attached:
+            self.query_one("#batch-bar", ProgressBar).update(total=max(1, p.total), progress=p.done)
+            self.query_one("#batch-counts", Static).update(counts(p))
 
     def on_failed(self, message: Failed) -> None:
         self.running = False
+        if not self.is_attached:
+            return
         self.query_one("#batch-label", Static).update(lit(message.error, "bold red"))
+        self.notify(message.error, title="re-judge", severity="error", markup=False)
+        self.query_one("#batch-confirm").display = False
         self.query_one("#batch-form").display = True
 
     def _finished(self, result: BatchResult) -> None:
         self.running = False
-        if not self.is_attached or self.handle.cancelled:
+        if not self.is_attached:
             return
         self.notify(result.summary(), title="re-judged", markup=False)
         self.app.open_compare(self.run_id, result.run_id, replace=True)  # type: ignore[attr-defined]
 
     def action_close(self) -> None:
         if self.running:  # stop: the cases judged so far stay in the file; J again resumes
-            self.handle.cancel()
+            self.workers.cancel_group(self, "rejudge")
             self.notify("re-judge stopped; run it again to resume", markup=False)
         self.app.pop_screen()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 from rich.text import Text
@@ -22,27 +21,11 @@ from textual.message import Message
 from textual.widgets import Button, Input, Select, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
-from ragtui.config import CONFIG_NAME, JudgeConfig, load_config
-from ragtui.core.errors import RagtuiError
+from ragtui.config import JudgeConfig
 from ragtui.judge.metrics import METRICS
 from ragtui.tui.widgets.literal import lit
 
 T = TypeVar("T")
-
-
-def configured_judges(folder: Path) -> tuple[list[JudgeConfig], str | None]:
-    """The judges of ragtui.toml, or none and the one-line reason."""
-    try:
-        config = load_config(folder)
-    except RagtuiError as err:
-        return [], str(err)
-    if not config.judges:
-        where = str(config.path) if config.path else f"{CONFIG_NAME} (none found next to {folder})"
-        return [], (
-            f"no judges configured: add a [judges.NAME] table with provider, url and model to "
-            f"{where}"
-        )
-    return list(config.judges.values()), None
 
 
 @dataclass(frozen=True)
