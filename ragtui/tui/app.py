@@ -9,6 +9,7 @@ from typing import ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.widget import Widget
 
 from ragtui.config import DEFAULT_MARGIN
 from ragtui.core.errors import RagtuiError
@@ -30,7 +31,24 @@ class RagtuiApp(App[None]):
         Binding(
             "question_mark", "help", "help", key_display="?", tooltip="Every key of every screen"
         ),
+        # the keyboard conventions of vim, less, lazygit and k9s, in every table and text pane
+        Binding("j", "move('down')", "down", show=False, tooltip="Down in a table or text pane"),
+        Binding("k", "move('up')", "up", show=False, tooltip="Up in a table or text pane"),
+        Binding("g", "move('top')", "top", show=False, tooltip="To the top of a table or pane"),
+        Binding("G", "move('bottom')", "bottom", show=False, tooltip="To the bottom"),
+        Binding("ctrl+d", "move('page_down')", "page down", show=False, tooltip="Page down"),
+        Binding("ctrl+u", "move('page_up')", "page up", show=False, tooltip="Page up"),
     ]
+    # Which action each move is called by in DataTable, textual-fastdatatable and scrolling
+    # containers, in order of preference (a table moves its cursor, a text pane scrolls).
+    MOVES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "down": ("cursor_down", "scroll_down"),
+        "up": ("cursor_up", "scroll_up"),
+        "top": ("scroll_top", "cursor_table_start", "scroll_home"),
+        "bottom": ("scroll_bottom", "cursor_table_end", "scroll_end"),
+        "page_down": ("page_down",),
+        "page_up": ("page_up",),
+    }
 
     def __init__(self, folder: Path, notice: str | None = None) -> None:
         super().__init__()
@@ -144,6 +162,18 @@ class RagtuiApp(App[None]):
         from ragtui.tui.screens.noise import NoiseScreen
 
         self.push_screen(NoiseScreen(run_id, against=against), done)
+
+    async def action_move(self, move: str) -> None:
+        """j/k/g/G/ctrl+d/ctrl+u: move in the focused table or text pane (or the nearest one
+        around the focused widget). Typing in an input never gets here: inputs take the keys."""
+        node = self.focused
+        while node is not None:
+            for name in self.MOVES[move]:
+                table = hasattr(node, "action_cursor_down")  # a table moves its cursor
+                if hasattr(node, f"action_{name}") and (table or node.allow_vertical_scroll):
+                    await node.run_action(name)
+                    return
+            node = node.parent if isinstance(node.parent, Widget) else None
 
     def action_help(self) -> None:
         from ragtui.tui.screens.help import HelpScreen

@@ -1,0 +1,102 @@
+"""Every key the README documents exists where it says, and the keyboard conventions (j/k/g/G,
+ctrl+d/ctrl+u) move in tables and text panes."""
+
+from __future__ import annotations
+
+import re
+
+from textual.widgets import DataTable
+
+from ragtui.tui.app import RagtuiApp
+from ragtui.tui.screens.case import CaseScreen
+from ragtui.tui.screens.cases import CaseListScreen
+from ragtui.tui.screens.compare import CompareScreen
+from ragtui.tui.screens.runs import RunsScreen
+from ragtui.tui.screens.trends import TrendsScreen
+from tests.tui.conftest import REPO, wait_ready
+
+# README screen names -> screen classes (None: the app's own bindings)
+SCREENS = {
+    "everywhere": None,
+    "Runs": RunsScreen,
+    "Cases of a run": CaseListScreen,
+    "Trends": TrendsScreen,
+    "Compare": CompareScreen,
+    "Case": CaseScreen,
+}
+# README key spellings -> Textual key names
+NAMES = {
+    "?": "question_mark",
+    "/": "slash",
+    "esc": "escape",
+    "]": "right_square_bracket",
+    "[": "left_square_bracket",
+}
+
+
+def readme_keys() -> dict[str, list[str]]:
+    """{screen: [keys]} from the README's "| screen | keys |" table."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("| screen | keys |") :].split("\n\n")[0]
+    out: dict[str, list[str]] = {}
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        # a cell is "`a` / `b` mark A / B · `c` compare": every backticked token is a key
+        out[cells[0]] = re.findall(r"`([^`]+)`", cells[1])
+    return out
+
+
+def bound_keys(cls: type | None) -> set[str]:
+    bindings = RagtuiApp.BINDINGS if cls is None else cls.BINDINGS
+    keys = set()
+    for b in bindings:
+        for key in b.key.split(","):  # type: ignore[union-attr]
+            keys.add(key.strip())
+    return keys
+
+
+def test_every_key_in_the_readme_is_bound_on_its_screen() -> None:
+    documented = readme_keys()
+    assert set(documented) == set(SCREENS), "README key table rows changed: update SCREENS"
+    app_keys = bound_keys(None) | {"ctrl+p", "escape", "enter", "tab"}  # Textual's own
+    for screen, keys in documented.items():
+        have = bound_keys(SCREENS[screen]) | app_keys
+        for key in keys:
+            assert NAMES.get(key, key) in have, f"README says {key!r} works on {screen}"
+
+
+async def test_j_k_g_G_move_in_the_runs_table_and_case_list(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(DataTable)
+        assert table.cursor_row == 0
+        await pilot.press("j", "j")
+        assert table.cursor_row == 2
+        await pilot.press("k")
+        assert table.cursor_row == 1
+        await pilot.press("G")
+        assert table.cursor_row == table.row_count - 1
+        await pilot.press("g")
+        assert table.cursor_row == 0
+        await pilot.press("enter")  # the case list: a textual-fastdatatable
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, CaseListScreen)
+        grid = app.screen.query_one("#cases")
+        await pilot.press("j", "j", "j")
+        assert grid.cursor_row == 3
+        await pilot.press("G")
+        last = grid.cursor_row
+        assert last > 3
+        await pilot.press("k", "g")
+        assert grid.cursor_row == 0
+        await pilot.press("ctrl+d")
+        assert grid.cursor_row > 0
+
+
+async def test_typing_j_in_a_filter_types_it(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("slash", "j", "k")
+        assert app.screen.query_one("#filter").value == "jk"
