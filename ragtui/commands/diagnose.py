@@ -329,9 +329,7 @@ def history_command(
     if not klass:
         hidden = len(h.cases) - len(shown)
         click.echo(f"cases ({hidden} stable pass not listed; --class 'stable pass' lists them)")
-    click.echo(
-        f"history marks, oldest first: ✓ pass, ✗ fail, ! errored; last is {printable(h.run)}"
-    )
+    click.echo("marks: the baseline runs, oldest first → the candidate (✓ pass, ✗ fail, ! error)")
     width_id = max((len(printable(c.case_id)) for c in shown), default=0)
     width_m = max((len(printable(c.metric)) for c in shown), default=0)
     for c in shown:
