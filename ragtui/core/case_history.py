@@ -5,9 +5,11 @@ gave for that metric, else the score's own threshold when the source stated one 
 does), else 0.5 (so PARTIAL and 3 on a 1-5 scale pass). An errored score neither passes nor
 fails. Classes of one case and metric, first match wins:
 
+- flaky             the candidate disagrees with a baseline rerun of its own config
 - newly broken      passed in every baseline run that scored it, fails in the candidate
 - newly fixed       failed in every baseline run, passes in the candidate
-- flaky             passes and fails across reruns of one config
+- flaky             passes and fails across reruns of one config (the base's, the
+                    candidate's, or any in the history)
 - stable pass/fail  passes (fails) in every run
 - varies by config  passes under some configs and fails under others, never flipping within one
 - no history / unscored   no baseline run scored it / the candidate did not score it
@@ -117,8 +119,16 @@ def _dataset_runs(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 
 def _classify(
-    cand: bool, base: list[bool], groups: list[list[bool]], everything: list[bool]
+    cand: bool,
+    base: list[bool],
+    own: list[bool],
+    groups: list[list[bool]],
+    everything: list[bool],
 ) -> str:
+    """`own`: the case in the baseline runs of the candidate's own config. A candidate that
+    disagrees with a rerun of its own config is flaky, never newly broken or fixed."""
+    if any(p != cand for p in own):
+        return "flaky"
     if base and all(base) and not cand:
         return "newly broken"
     if base and not any(base) and cand:
@@ -190,6 +200,7 @@ def case_classes(
         value = None if row["error"] is not None else row["value"]
         cell[(row["run_id"], row["metric"], row["case_id"])] = (value, row["threshold"])
     in_baseline = set(baseline)
+    same_config = set(store.reruns(run_id)) & in_baseline
 
     def threshold(metric: str, stated: float | None) -> tuple[float, str]:
         if metric in thresholds:
@@ -216,7 +227,8 @@ def case_classes(
                 klass = "no history"
             else:
                 per_group = [[judged[r] for r in g if r in judged] for g in groups]
-                klass = _classify(cand.passed, base_pass, per_group, list(judged.values()))
+                own = [p for r, p in judged.items() if r in same_config]
+                klass = _classify(cand.passed, base_pass, own, per_group, list(judged.values()))
             cases.append(
                 CaseClass(case_id, metric, klass, thr, thr_from, cand, tuple(outcomes.values()))
             )
