@@ -321,7 +321,8 @@ def history_command(
         _emit_json(h.to_json())
         return
     against = f"the runs of {h.base}'s config" if h.base else "every earlier run of its dataset"
-    click.echo(printable(f"{h.run} against {against} ({len(h.baseline_runs)} runs)"))
+    n = len(h.baseline_runs)
+    click.echo(printable(f"{h.run} against {against} ({n} run{'' if n == 1 else 's'})"))
     click.echo("pass: value ≥ the threshold you gave, else the source's, else 50 points")
     for metric, counts in h.counts().items():
         click.echo("  " + classes_line(metric, counts))
