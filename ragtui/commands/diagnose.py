@@ -177,7 +177,7 @@ def _print_diagnosis(d: Any, worst: int) -> None:
         retrieval_line(
             r.n_cases,
             r.mean_overlap,
-            round((r.top_changed_share or 0.0) * r.n_cases),
+            r.top_changed,
             r.with_added,
             r.with_removed,
             r.with_moved,

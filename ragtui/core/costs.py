@@ -13,7 +13,8 @@ names the tools use (first found wins):
 - cost               cost, cost_usd, total_cost (the system's cost, as the tool reported it)
 - judge cost         judge_cost, evaluation_cost, evaluationCost (DeepEval: the grading's cost)
 
-A value that is not a finite number >= 0 is counted as unreadable, never read as 0.
+A value that is not a number in [0, 1e15) is counted as unreadable, never read as 0 (the cap
+keeps sums finite: a run file is untrusted).
 """
 
 from __future__ import annotations
@@ -50,12 +51,13 @@ _MODEL_USAGE = {
     "total_tokens": "total_tokens",
 }
 _BAD = object()  # present but not a usable number
+_LIMIT = 1e15
 
 
 def _number(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return _BAD
-    return float(value) if math.isfinite(value) and value >= 0 else _BAD
+    return float(value) if math.isfinite(value) and 0 <= value < _LIMIT else _BAD
 
 
 def _lookup(meta: Mapping[str, Any], field: str) -> Any:

@@ -165,6 +165,7 @@ class RetrievalSummary:
     n_cases: int  # cases with chunks in both runs
     n_without: int  # paired cases where a run recorded no chunks
     mean_overlap: float | None
+    top_changed: int  # cases whose first chunk changed
     top_changed_share: float | None
     with_added: int
     with_removed: int
@@ -183,6 +184,7 @@ def summarise_retrieval(diffs: Sequence[RetrievalDiff], n_paired: int) -> Retrie
         n_cases=n,
         n_without=n_paired - n,
         mean_overlap=sum(d.overlap or 0.0 for d in both) / n if n else None,
+        top_changed=sum(bool(d.top_changed) for d in both),
         top_changed_share=sum(bool(d.top_changed) for d in both) / n if n else None,
         with_added=sum(d.count("added") > 0 for d in both),
         with_removed=sum(d.count("removed") > 0 for d in both),

@@ -94,3 +94,12 @@ def test_totals_from_prompt_and_completion_when_no_total() -> None:
     got = case_figures(None, {"usage": {"input_tokens": 120, "output_tokens": 30}})
     assert (got["prompt_tokens"], got["completion_tokens"], got["total_tokens"]) == (120, 30, 150)
     assert case_figures(None, {})["cost"] is None
+
+
+def test_huge_or_odd_values_are_unreadable_not_summed() -> None:
+    """Two 1e308 costs would overflow a sum to inf (and --json refuses NaN/inf)."""
+    for bad in (1e308, float("nan"), -3, "12", [1]):
+        assert case_figures(None, {"cost": bad})["cost"] is not None
+        assert not isinstance(case_figures(None, {"cost": bad})["cost"], float)
+    assert case_figures(1e300, {})["latency_ms"] is not None
+    assert not isinstance(case_figures(1e300, {})["latency_ms"], float)
