@@ -20,7 +20,7 @@ dataset (name and version). Runs newer than the candidate are not its history.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,7 +178,9 @@ def case_classes(
     base: str | None = None,
     metrics: Sequence[str] | None = None,
     thresholds: Mapping[str, float] | None = None,
+    case_ids: Collection[str] | None = None,
 ) -> History:
+    """Classes of the candidate's cases (of `case_ids` only, when given)."""
     run_id = store.resolve_run(run_ref)
     thresholds = dict(thresholds or {})
     for metric, value in thresholds.items():
@@ -195,10 +197,18 @@ def case_classes(
         raise RagtuiError(
             f"metric {missing[0]!r} is not scored in {run_id} (it has: {', '.join(have) or 'none'})"
         )
-    cell: dict[tuple[str, str, str], tuple[float | None, float | None]] = {}
-    for row in store.scores_with_thresholds(history, names).to_pylist():
-        value = None if row["error"] is not None else row["value"]
-        cell[(row["run_id"], row["metric"], row["case_id"])] = (value, row["threshold"])
+    # (metric, case) -> run -> (value or None when errored, the threshold the source stated)
+    cells: dict[tuple[str, str], dict[str, tuple[float | None, float | None]]] = {}
+    table = store.scores_with_thresholds(history, names)
+    columns = ("run_id", "metric", "case_id", "value", "error", "threshold")
+    for run, metric, case_id, value, error, stated in zip(
+        *(table[c].to_pylist() for c in columns), strict=True
+    ):
+        if case_ids is None or case_id in case_ids:
+            cells.setdefault((metric, case_id), {})[run] = (
+                None if error is not None else value,
+                stated,
+            )
     in_baseline = set(baseline)
     same_config = set(store.reruns(run_id)) & in_baseline
 
@@ -208,30 +218,32 @@ def case_classes(
         return (stated, "source") if stated is not None else (DEFAULT_PASS, "default")
 
     cases: list[CaseClass] = []
-    for metric in names:
-        for case_id in sorted({c for (r, m, c) in cell if r == run_id and m == metric}):
-            outcomes: dict[str, Outcome] = {}
-            for r in history:
-                if (r, metric, case_id) in cell:
-                    value, stated = cell[(r, metric, case_id)]
-                    thr = threshold(metric, stated)[0]
-                    passed = None if value is None else value >= thr - _SLACK
-                    outcomes[r] = Outcome(r, value, passed, r in in_baseline)
-            cand = outcomes[run_id]
-            thr, thr_from = threshold(metric, cell[(run_id, metric, case_id)][1])
-            judged = {r: o.passed for r, o in outcomes.items() if o.passed is not None}
-            base_pass = [p for r, p in judged.items() if r in in_baseline]
-            if cand.passed is None:
-                klass = "unscored"
-            elif not base_pass:
-                klass = "no history"
-            else:
-                per_group = [[judged[r] for r in g if r in judged] for g in groups]
-                own = [p for r, p in judged.items() if r in same_config]
-                klass = _classify(cand.passed, base_pass, own, per_group, list(judged.values()))
-            cases.append(
-                CaseClass(case_id, metric, klass, thr, thr_from, cand, tuple(outcomes.values()))
-            )
+    for metric, case_id in sorted(
+        (k for k, per_run in cells.items() if run_id in per_run),
+        key=lambda k: (names.index(k[0]), k[1]),
+    ):
+        per_run = cells[(metric, case_id)]
+        outcomes: dict[str, Outcome] = {}
+        for r in history:
+            if r in per_run:
+                value, stated = per_run[r]
+                passed = None if value is None else value >= threshold(metric, stated)[0] - _SLACK
+                outcomes[r] = Outcome(r, value, passed, r in in_baseline)
+        cand = outcomes[run_id]
+        thr, thr_from = threshold(metric, per_run[run_id][1])
+        judged = {r: o.passed for r, o in outcomes.items() if o.passed is not None}
+        base_pass = [p for r, p in judged.items() if r in in_baseline]
+        if cand.passed is None:
+            klass = "unscored"
+        elif not base_pass:
+            klass = "no history"
+        else:
+            per_group = [[judged[r] for r in g if r in judged] for g in groups]
+            own = [p for r, p in judged.items() if r in same_config]
+            klass = _classify(cand.passed, base_pass, own, per_group, list(judged.values()))
+        cases.append(
+            CaseClass(case_id, metric, klass, thr, thr_from, cand, tuple(outcomes.values()))
+        )
     return History(
         run=run_id,
         base=base_id,

@@ -8,7 +8,7 @@ diagnosis_input.py.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,26 +154,24 @@ class Diagnosis:
 # ---------------------------------------------------------------- loading
 
 
+def _columns(table: pa.Table, names: Sequence[str]) -> Iterable[tuple[Any, ...]]:
+    return zip(*(table[n].to_pylist() for n in names), strict=True)
+
+
 def _chunks_by_case(table: pa.Table) -> dict[tuple[str, str], list[Chunk]]:
     out: dict[tuple[str, str], list[Chunk]] = {}
-    for r in table.to_pylist():
-        out.setdefault((r["run_id"], r["case_id"]), []).append(
-            Chunk(r["chunk_id"], r["text"] or "", r["source"], r["rank"], r["score"])
-        )
+    names = ("run_id", "case_id", "chunk_id", "text", "source", "rank", "score")
+    for run, case_id, cid, text, source, rank, score in _columns(table, names):
+        out.setdefault((run, case_id), []).append(Chunk(cid, text or "", source, rank, score))
     return out
 
 
 def _claims_by_case(table: pa.Table) -> dict[tuple[str, str], list[Claim]]:
     out: dict[tuple[str, str], list[Claim]] = {}
-    for r in table.to_pylist():
-        out.setdefault((r["run_id"], r["case_id"]), []).append(
-            Claim(
-                r["metric"],
-                r["text"] or "",
-                r["verdict"] or "",
-                tuple(r["chunks"] or ()),
-                r["reason"],
-            )
+    names = ("run_id", "case_id", "metric", "text", "verdict", "chunks", "reason")
+    for run, case_id, metric, text, verdict, chunks, reason in _columns(table, names):
+        out.setdefault((run, case_id), []).append(
+            Claim(metric, text or "", verdict or "", tuple(chunks or ()), reason)
         )
     return out
 
@@ -355,9 +353,15 @@ def diagnose_case(
     min_drop: float = DEFAULT_MIN_DROP,
     roles: Mapping[str, str] | None = None,
     thresholds: Mapping[str, float] | None = None,
+    paired: PairedScores | None = None,
 ) -> CaseDiagnosis:
+    """One case in full. A screen stepping through cases passes the comparison's `paired`
+    (from `paired_scores`, computed once) so each case costs only its own reads."""
     _check_min_drop(min_drop)
-    paired = paired_scores(store, a_ref, b_ref, margin=margin, seed=seed)
+    if paired is None:
+        paired = paired_scores(store, a_ref, b_ref, margin=margin, seed=seed)
+    elif (store.resolve_run(a_ref), store.resolve_run(b_ref)) != (paired.a, paired.b):
+        raise RagtuiError(f"the paired scores given are of {paired.a} vs {paired.b}")
     case_a, case_b = store.case(paired.a, case_id), store.case(paired.b, case_id)
     if case_a is None or case_b is None:
         side = paired.a if case_a is None else paired.b
@@ -389,7 +393,9 @@ def diagnose_case(
             if move.fell:
                 why = attribute(facts.moves, found, facts.claims, facts.retrieval)
                 attributions.append(_case_attribution(case_id, metric, move, why))
-    history = case_classes(store, paired.b, base=paired.a, thresholds=thresholds)
+    history = case_classes(
+        store, paired.b, base=paired.a, thresholds=thresholds, case_ids={case_id}
+    )
     return CaseDiagnosis(
         a=paired.a,
         b=paired.b,
@@ -403,5 +409,5 @@ def diagnose_case(
         retrieval=retrieval,
         answer=diff_answers(case_a.answer, case_b.answer),
         claims=claims,
-        classes=tuple(c for c in history.cases if c.case_id == case_id),
+        classes=history.cases,
     )

@@ -94,26 +94,25 @@ def _ordered(chunks: Sequence[Chunk]) -> list[Chunk]:
     ]
 
 
-def _ids_name_chunks(a: Sequence[Chunk], b: Sequence[Chunk]) -> bool:
+def _ids_name_chunks(a: Sequence[Chunk], b: Sequence[Chunk], na: list[str], nb: list[str]) -> bool:
+    """`na`, `nb`: the chunks' normalised texts."""
     text_a: dict[str, set[str]] = {}
-    for c in a:
-        text_a.setdefault(c.id, set()).add(normalise(c.text))
+    for c, t in zip(a, na, strict=True):
+        text_a.setdefault(c.id, set()).add(t)
     shared = False
-    for c in b:
+    for c, mine in zip(b, nb, strict=True):
         if c.id in text_a:
             shared = True
-            mine = normalise(c.text)
             if mine and any(t and t != mine for t in text_a[c.id]):
                 return False
-    return shared or not any(normalise(c.text) for c in (*a, *b))
+    return shared or not any((*na, *nb))
 
 
-def _keys(chunks: Iterable[Chunk], by_id: bool) -> list[tuple[str, int]]:
+def _keys(names: Iterable[str]) -> list[tuple[str, int]]:
     """Match keys; a repeated id or text gets its occurrence number, so nothing collapses."""
     seen: dict[str, int] = {}
     out = []
-    for c in chunks:
-        key = c.id if by_id else normalise(c.text)
+    for key in names:
         seen[key] = seen.get(key, 0) + 1
         out.append((key, seen[key]))
     return out
@@ -121,8 +120,10 @@ def _keys(chunks: Iterable[Chunk], by_id: bool) -> list[tuple[str, int]]:
 
 def diff_retrieval(case_id: str, a: Sequence[Chunk], b: Sequence[Chunk]) -> RetrievalDiff:
     a, b = _ordered(a), _ordered(b)
-    by_id = _ids_name_chunks(a, b)
-    keys_a, keys_b = _keys(a, by_id), _keys(b, by_id)
+    na, nb = [normalise(c.text) for c in a], [normalise(c.text) for c in b]
+    by_id = _ids_name_chunks(a, b, na, nb)
+    keys_a = _keys([c.id for c in a] if by_id else na)
+    keys_b = _keys([c.id for c in b] if by_id else nb)
     rank_a = {k: i + 1 for i, k in enumerate(keys_a)}
     chunk_a = dict(zip(keys_a, a, strict=True))
     marks = []

@@ -8,14 +8,15 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 
 _WORD = re.compile(r"\w+")
-_SPACE = re.compile(r"\s+")
 
 
 def normalise(text: str | None) -> str:
     """Text as a key: NFKC, case-folded, runs of whitespace as one space, trimmed."""
     if not text:
         return ""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+    if not text.isascii():  # NFKC leaves ASCII as it is
+        text = unicodedata.normalize("NFKC", text)
+    return " ".join(text.casefold().split())
 
 
 def words(text: str | None) -> list[str]:

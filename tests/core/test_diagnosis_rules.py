@@ -245,3 +245,12 @@ def test_bad_requests_are_clear_errors(store: Store) -> None:
         diagnose_case(store, "a", "b", "absent")
     with pytest.raises(RagtuiError, match="min drop must be a fraction"):
         diagnose(store, "a", "b", min_drop=5)
+
+
+def test_one_case_reuses_the_comparison(store: Store) -> None:
+    from ragtui.core.diagnosis_input import paired_scores
+
+    paired = paired_scores(store, "a", "b")
+    again = diagnose_case(store, "a", "b", "halluc", paired=paired)
+    assert again.to_json() == diagnose_case(store, "a", "b", "halluc").to_json()
+    assert [a.cause for a in again.attributions] == ["hallucination"]
