@@ -182,5 +182,7 @@ def cost_deltas(a: RunCosts, b: RunCosts) -> list[CostDelta]:
         mb = fb.mean if fb else None
         delta = None if ma is None or mb is None else mb - ma
         ratio = None if ma is None or mb is None or ma == 0 else mb / ma
+        if ratio is not None and not math.isfinite(ratio):
+            ratio = None  # a tiny A over a big B: no ratio worth printing (and JSON has no inf)
         out.append(CostDelta(field, ma, mb, delta, ratio))
     return out

@@ -103,3 +103,12 @@ def test_huge_or_odd_values_are_unreadable_not_summed() -> None:
         assert not isinstance(case_figures(None, {"cost": bad})["cost"], float)
     assert case_figures(1e300, {})["latency_ms"] is not None
     assert not isinstance(case_figures(1e300, {})["latency_ms"], float)
+
+
+def test_no_infinite_ratio() -> None:
+    from ragtui.core.costs import Figure, RunCosts
+
+    a = RunCosts("a", 1, (Figure("cost", 1, 1e-300, 1e-300),))
+    b = RunCosts("b", 1, (Figure("cost", 1, 1e14, 1e14),))
+    (d,) = cost_deltas(a, b)
+    assert d.ratio is None and d.delta == pytest.approx(1e14)
