@@ -240,3 +240,19 @@ def word_diff(segments: Iterable[tuple[str, str]]) -> str:
         shown = printable(text)
         out.append({"added": f"{{+{shown}+}}", "removed": f"[-{shown}-]"}.get(kind, shown))
     return "".join(out)
+
+
+def new_failure_line(
+    case_id: str,
+    metric: str,
+    baseline: Iterable[float | None],
+    value: float | None,
+    threshold: float,
+) -> str:
+    """For `gate --no-new-failures`: "refund-07 faithfulness: passed in every baseline run
+    (100, 100), fails in the candidate (0; pass ≥ 50)"."""
+    before = ", ".join(short_pts(v) for v in baseline)
+    return (
+        f"{printable(case_id)} {printable(metric)}: passed in every baseline run ({before}), "
+        f"fails in the candidate ({short_pts(value)}; pass ≥ {short_pts(threshold)})"
+    )

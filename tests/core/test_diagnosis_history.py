@@ -130,3 +130,20 @@ def test_a_rerun_of_the_base_config_is_flaky_not_newly_broken(store: Store) -> N
     assert got["flaky"] == "flaky"  # x0 passed, x1 (same config) fails
     assert got["held"] == "stable pass"
     assert classes(case_classes(store, "x1"))["flaky"] == "flaky"  # its history: x0 only
+
+
+def test_gate_line_for_a_new_failure(store: Store) -> None:
+    from ragtui.format import new_failure_line
+
+    (held, *_) = new_failures(store, "x0", "cand")
+    line = new_failure_line(
+        held.case_id,
+        held.metric,
+        [o.value for o in held.history if o.baseline],
+        held.candidate.value,
+        held.threshold,
+    )
+    assert line == (
+        "held faithfulness: passed in every baseline run (100, 100), "
+        "fails in the candidate (0; pass ≥ 50)"
+    )
