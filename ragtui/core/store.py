@@ -521,6 +521,54 @@ class Store:
         )
         return [r[0] for r in rows]
 
+    # ------------------------------------------------------------ bulk reads for diagnosis
+
+    def chunks(self, run_ids: Sequence[str], case_ids: Sequence[str] | None = None) -> pa.Table:
+        """Retrieved chunks of several runs (optionally some cases), in retrieval order."""
+        return self._per_case(
+            "SELECT run_id, case_id, ordinal, chunk_id, rank, source, score, text FROM chunks",
+            run_ids,
+            case_ids,
+        )
+
+    def claims(self, run_ids: Sequence[str], case_ids: Sequence[str] | None = None) -> pa.Table:
+        """Claims of several runs (optionally some cases), in answer order."""
+        return self._per_case(
+            "SELECT run_id, case_id, ordinal, metric, text, verdict, chunks, reason FROM claims",
+            run_ids,
+            case_ids,
+        )
+
+    def case_extras(self, run_ids: Sequence[str]) -> pa.Table:
+        """Latency and the metadata JSON (tokens, cost, ...) of every case of several runs."""
+        return self._per_case(
+            "SELECT run_id, case_id, ordinal, latency_ms, metadata FROM cases", run_ids, None
+        )
+
+    def scores_with_thresholds(
+        self, run_ids: Sequence[str], metrics: Sequence[str] | None = None
+    ) -> pa.Table:
+        """Per-case scores with the pass threshold the source stated (NULL when none)."""
+        sql = (
+            "SELECT run_id, case_id, metric, value, error, threshold FROM scores "
+            "WHERE list_contains(?, run_id)"
+        )
+        params: list[Any] = [list(run_ids)]
+        if metrics is not None:
+            sql += " AND list_contains(?, metric)"
+            params.append(list(metrics))
+        return _arrow(self._cursor(), sql + " ORDER BY run_id, metric, case_id", params)
+
+    def _per_case(
+        self, select: str, run_ids: Sequence[str], case_ids: Sequence[str] | None
+    ) -> pa.Table:
+        sql = select + " WHERE list_contains(?, run_id)"
+        params: list[Any] = [list(run_ids)]
+        if case_ids is not None:
+            sql += " AND list_contains(?, case_id)"
+            params.append(list(case_ids))
+        return _arrow(self._cursor(), sql + " ORDER BY run_id, case_id, ordinal", params)
+
     # ------------------------------------------------------------ judge cache
 
     def cache_get(self, key: str) -> str | None:

@@ -1,0 +1,192 @@
+"""Stage attribution: which stage of the RAG pipeline made a case worse, from the metrics present.
+
+A metric *fell* for a case when B's value is below every one of A's reruns (the per-case noise
+the reruns show); with a single A run, when it dropped by at least `min_drop` (default 10
+points). It *held* when both runs scored it and it did not fall. The rules, first match wins:
+
+1. retrieval miss     context recall fell; or a claim lost its support and every chunk that
+                      supported it in A is gone from B's retrieval
+2. retrieval noise    context precision fell while faithfulness held
+3. hallucination      B makes new unsupported claims while retrieval held (context recall held;
+                      without a recall metric: every chunk that supported A's claims is still
+                      retrieved)
+4. ignored context    faithfulness fell while retrieval held (as in 3)
+5. off-intent         answer relevance fell while every other stage metric scored held
+6. unattributed       the metrics needed to tell are missing (their names are listed)
+
+Rules 1–2 are the retrieval stage, 3–5 the generation stage.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ragtui.core.claim_diff import ClaimDiff
+from ragtui.core.errors import RagtuiError
+from ragtui.core.model import is_faithfulness
+from ragtui.core.retrieval_diff import RetrievalDiff
+
+DEFAULT_MIN_DROP = 0.10
+_SLACK = 1e-9
+
+ROLES = ("faithfulness", "context_recall", "context_precision", "answer_relevance")
+CAUSES = (
+    "retrieval miss",
+    "retrieval noise",
+    "hallucination",
+    "ignored context",
+    "off-intent",
+    "unattributed",
+)
+STAGE_OF = {
+    "retrieval miss": "retrieval",
+    "retrieval noise": "retrieval",
+    "hallucination": "generation",
+    "ignored context": "generation",
+    "off-intent": "generation",
+    "unattributed": "unattributed",
+}
+STAGES = ("generation", "retrieval", "unattributed")
+
+_PATTERNS = {
+    "context_recall": re.compile(r"context(ual)?_(entity_)?recall"),
+    "context_precision": re.compile(r"context(ual)?_(precision|relevan(ce|cy)|utili[sz]ation)"),
+    "answer_relevance": re.compile(r"(answer|response)_relevan(ce|cy)"),
+}
+
+
+@dataclass(frozen=True)
+class Roles:
+    """Which metric plays each role; `notes` says why a role is empty when names were ambiguous."""
+
+    metric: Mapping[str, str]
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": dict(self.metric), "notes": list(self.notes)}
+
+
+def find_roles(metrics: Iterable[str], overrides: Mapping[str, str] | None = None) -> Roles:
+    """Roles from metric names (RAGAS, DeepEval, TruLens spellings), or as the user named them."""
+    names = sorted(set(metrics))
+    overrides = dict(overrides or {})
+    for role, metric in overrides.items():
+        if role not in ROLES:
+            raise RagtuiError(f"unknown stage role {role!r}: use one of {', '.join(ROLES)}")
+        if metric not in names:
+            raise RagtuiError(
+                f"--role {role}={metric}: no metric {metric!r} in both runs "
+                f"(they share: {', '.join(names) or 'none'})"
+            )
+    found: dict[str, str] = {}
+    notes: list[str] = []
+    for role in ROLES:
+        if role in overrides:
+            found[role] = overrides[role]
+            continue
+        if role == "faithfulness":
+            hits = [m for m in names if is_faithfulness(m)]
+        else:
+            key = {m: re.sub(r"[^a-z0-9]+", "_", m.casefold()) for m in names}
+            hits = [m for m in names if _PATTERNS[role].search(key[m])]
+        if len(hits) == 1:
+            found[role] = hits[0]
+        elif hits:
+            notes.append(
+                f"several metrics could be {role} ({', '.join(hits)}): "
+                f"name one with --role {role}=METRIC"
+            )
+    return Roles(found, tuple(notes))
+
+
+def fell(a_runs: list[float], b: float, min_drop: float = DEFAULT_MIN_DROP) -> bool:
+    """B below every rerun of A (k >= 2), else a drop of at least `min_drop`."""
+    if len(a_runs) >= 2:
+        return b < min(a_runs) - _SLACK
+    return sum(a_runs) / len(a_runs) - b >= min_drop - _SLACK
+
+
+@dataclass(frozen=True)
+class Move:
+    """One metric of one case: A (the mean of its reruns), B, and whether it fell."""
+
+    a: float
+    b: float
+    fell: bool
+
+
+@dataclass(frozen=True)
+class Attribution:
+    cause: str  # one of CAUSES
+    basis: str  # which evidence decided: a key of format.ATTRIBUTION_BASIS
+    missing: tuple[str, ...] = ()  # roles whose metric would have decided (unattributed only)
+
+    @property
+    def stage(self) -> str:
+        return STAGE_OF[self.cause]
+
+
+def _supporting_chunks_kept(
+    claims: ClaimDiff | None, retrieval: RetrievalDiff | None
+) -> bool | None:
+    """Every chunk A's claims cited is still in B's retrieval (None: no cited chunk is known)."""
+    if claims is None or retrieval is None:
+        return None
+    cited = {cid for c in claims.changes for cid in c.chunks_a}
+    known = [p for p in (retrieval.in_b(cid) for cid in cited) if p is not None]
+    return all(known) if known else None
+
+
+def attribute(
+    moves: Mapping[str, Move],
+    roles: Roles,
+    claims: ClaimDiff | None = None,
+    retrieval: RetrievalDiff | None = None,
+) -> Attribution:
+    """The stage that made this case worse; `moves` has the metrics both runs scored."""
+
+    def state(role: str) -> str:  # "fell", "held" or "missing"
+        metric = roles.metric.get(role)
+        move = moves.get(metric) if metric else None
+        return "missing" if move is None else ("fell" if move.fell else "held")
+
+    recall, precision = state("context_recall"), state("context_precision")
+    faith, relevance = state("faithfulness"), state("answer_relevance")
+    if recall == "fell":
+        return Attribution("retrieval miss", "recall fell")
+    if claims is not None and claims.lost_chunk_gone:
+        return Attribution("retrieval miss", "supporting chunk gone")
+    if precision == "fell" and faith == "held":
+        return Attribution("retrieval noise", "precision fell, faithfulness held")
+    if recall == "held":
+        retrieval_held, how = True, "recall held"
+    else:
+        kept = _supporting_chunks_kept(claims, retrieval)
+        retrieval_held, how = bool(kept), "chunks kept"
+    new_unsupported = claims is not None and (
+        claims.new_unsupported > 0 or claims.count("lost support") > 0
+    )
+    if new_unsupported and retrieval_held:
+        return Attribution("hallucination", f"new unsupported claims, {how}")
+    if faith == "fell" and retrieval_held:
+        return Attribution("ignored context", f"faithfulness fell, {how}")
+    others = [recall, precision, faith]
+    if relevance == "fell" and "fell" not in others and "held" in others:
+        return Attribution("off-intent", "relevance fell alone")
+    missing = _missing(recall, precision, faith)
+    return Attribution("unattributed", "metrics missing" if missing else "no rule fits", missing)
+
+
+def _missing(recall: str, precision: str, faith: str) -> tuple[str, ...]:
+    """The roles whose metric would have let a rule decide."""
+    out = []
+    if recall == "missing":
+        out.append("context_recall")
+    if faith == "missing":
+        out.append("faithfulness")
+    if precision == "missing" and faith != "fell":
+        out.append("context_precision")
+    return tuple(out)

@@ -1,0 +1,413 @@
+"""Diagnosis of a comparison: which stage made each worse case worse, what changed in the
+retrieval, the answers and the claims, the case classes, and cost and latency beside quality.
+
+`diagnose` summarises A vs B; `diagnose_case` gives one case in full. The rules of stage
+attribution are in attribution.py; the inputs from the comparison engine come through
+diagnosis_input.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from ragtui.core import stats
+from ragtui.core.answer_diff import AnswerDiff, diff_answers
+from ragtui.core.attribution import (
+    CAUSES,
+    DEFAULT_MIN_DROP,
+    STAGES,
+    Attribution,
+    Move,
+    Roles,
+    attribute,
+    fell,
+    find_roles,
+)
+from ragtui.core.case_history import CaseClass, case_classes
+from ragtui.core.claim_diff import ClaimDiff, ClaimSummary, diff_claims, summarise_claims
+from ragtui.core.costs import CostDelta, cost_deltas, run_costs
+from ragtui.core.diagnosis_input import PairedScores, paired_scores, require_metrics
+from ragtui.core.errors import RagtuiError
+from ragtui.core.model import Chunk, Claim
+from ragtui.core.retrieval_diff import (
+    RetrievalDiff,
+    RetrievalSummary,
+    diff_retrieval,
+    summarise_retrieval,
+)
+from ragtui.core.store import Store
+from ragtui.core.text_match import normalise
+
+WORST = 10
+
+
+@dataclass(frozen=True)
+class CaseAttribution:
+    case_id: str
+    metric: str
+    a: float  # A's value: the mean of its reruns
+    b: float
+    cause: str
+    stage: str
+    basis: str
+    missing: tuple[str, ...] = ()
+
+    @property
+    def delta(self) -> float:
+        return self.b - self.a
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "case_id": self.case_id,
+            "metric": self.metric,
+            "a": self.a,
+            "b": self.b,
+            "delta": self.delta,
+            "cause": self.cause,
+            "stage": self.stage,
+            "basis": self.basis,
+            "missing": list(self.missing),
+        }
+
+
+@dataclass(frozen=True)
+class MetricAttribution:
+    metric: str
+    delta: float | None  # the comparison's Δ (mean of the paired deltas)
+    verdict: str
+    reason: str
+    n_paired: int
+    cases: tuple[CaseAttribution, ...]  # the cases that fell, worst first
+
+    def by_stage(self) -> dict[str, int]:
+        return {s: sum(c.stage == s for c in self.cases) for s in STAGES}
+
+    def by_cause(self) -> dict[str, int]:
+        return {k: sum(c.cause == k for c in self.cases) for k in CAUSES}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "delta": self.delta,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "n_paired": self.n_paired,
+            "n_fell": len(self.cases),
+            "by_stage": self.by_stage(),
+            "by_cause": self.by_cause(),
+            "cases": [c.to_json() for c in self.cases],
+        }
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    a: str
+    b: str
+    a_name: str
+    b_name: str
+    a_runs: tuple[str, ...]  # A and its reruns: with 2 or more, a case falls below all of them
+    min_drop: float  # the fall that counts when A has no reruns
+    roles: Roles
+    metrics: tuple[MetricAttribution, ...]
+    n_cases: int
+    answers_changed: int
+    retrieval: RetrievalSummary
+    claims: ClaimSummary
+    classes: Mapping[str, Mapping[str, int]]  # metric -> class -> cases (B against A's config)
+    costs: tuple[CostDelta, ...]
+    warnings: tuple[str, ...]
+
+    @property
+    def noise_rule(self) -> str:
+        return "reruns" if len(self.a_runs) >= 2 else "min_drop"
+
+    def worst(self, n: int = WORST) -> list[CaseAttribution]:
+        every = [c for m in self.metrics for c in m.cases]
+        return sorted(every, key=lambda c: (c.delta, c.metric, c.case_id))[:n]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "a_name": self.a_name,
+            "b_name": self.b_name,
+            "a_runs": list(self.a_runs),
+            "noise_rule": self.noise_rule,
+            "min_drop": self.min_drop,
+            "roles": self.roles.to_json(),
+            "metrics": [m.to_json() for m in self.metrics],
+            "n_cases": self.n_cases,
+            "answers_changed": self.answers_changed,
+            "retrieval": self.retrieval.to_json(),
+            "claims": self.claims.to_json(),
+            "classes": {m: dict(c) for m, c in self.classes.items()},
+            "costs": [c.__dict__ for c in self.costs],
+            "worst": [c.to_json() for c in self.worst()],
+            "warnings": list(self.warnings),
+        }
+
+
+# ---------------------------------------------------------------- loading
+
+
+def _columns(table: pa.Table, names: Sequence[str]) -> Iterable[tuple[Any, ...]]:
+    return zip(*(table[n].to_pylist() for n in names), strict=True)
+
+
+def _chunks_by_case(table: pa.Table) -> dict[tuple[str, str], list[Chunk]]:
+    out: dict[tuple[str, str], list[Chunk]] = {}
+    names = ("run_id", "case_id", "chunk_id", "text", "source", "rank", "score")
+    for run, case_id, cid, text, source, rank, score in _columns(table, names):
+        out.setdefault((run, case_id), []).append(Chunk(cid, text or "", source, rank, score))
+    return out
+
+
+def _claims_by_case(table: pa.Table) -> dict[tuple[str, str], list[Claim]]:
+    out: dict[tuple[str, str], list[Claim]] = {}
+    names = ("run_id", "case_id", "metric", "text", "verdict", "chunks", "reason")
+    for run, case_id, metric, text, verdict, chunks, reason in _columns(table, names):
+        out.setdefault((run, case_id), []).append(
+            Claim(metric, text or "", verdict or "", tuple(chunks or ()), reason)
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class _Facts:
+    retrieval: RetrievalDiff | None
+    claims: ClaimDiff | None
+    moves: dict[str, Move]
+
+
+def _facts(
+    paired: PairedScores,
+    ci: int,
+    chunks: Mapping[tuple[str, str], list[Chunk]],
+    claims: Mapping[tuple[str, str], list[Claim]],
+    min_drop: float,
+) -> _Facts:
+    case_id = paired.case_ids[ci]
+    ca, cb = chunks.get((paired.a, case_id), []), chunks.get((paired.b, case_id), [])
+    retrieval = diff_retrieval(case_id, ca, cb) if ca or cb else None
+    la, lb = claims.get((paired.a, case_id), []), claims.get((paired.b, case_id), [])
+    claim_diff = diff_claims(case_id, la, lb, retrieval) if la or lb else None
+    moves = {}
+    for mi, metric in enumerate(paired.metric_names()):
+        b = paired.b_value(mi, ci)
+        a_runs = paired.a_values(mi, ci)
+        if b is None or not a_runs:
+            continue
+        moves[metric] = Move(sum(a_runs) / len(a_runs), b, fell(a_runs, b, min_drop))
+    return _Facts(retrieval, claim_diff, moves)
+
+
+def _check_min_drop(min_drop: float) -> None:
+    if not 0.0 < min_drop <= 1.0:
+        raise RagtuiError(
+            f"min drop must be a fraction in (0, 1] (0.1 = 10 points), got {min_drop}"
+        )
+
+
+# ---------------------------------------------------------------- A vs B
+
+
+def diagnose(
+    store: Store,
+    a_ref: str,
+    b_ref: str,
+    *,
+    metrics: Sequence[str] | None = None,
+    margin: float = 0.05,
+    seed: int = stats.DEFAULT_SEED,
+    min_drop: float = DEFAULT_MIN_DROP,
+    roles: Mapping[str, str] | None = None,
+    thresholds: Mapping[str, float] | None = None,
+) -> Diagnosis:
+    _check_min_drop(min_drop)
+    paired = paired_scores(store, a_ref, b_ref, margin=margin, seed=seed)
+    chosen = require_metrics(paired, metrics)
+    found = find_roles(paired.metric_names(), roles)
+    chunks = _chunks_by_case(store.chunks([paired.a, paired.b]))
+    claims = _claims_by_case(store.claims([paired.a, paired.b]))
+    facts = [_facts(paired, ci, chunks, claims, min_drop) for ci in range(len(paired.case_ids))]
+    results = []
+    for metric in chosen:
+        fallen = []
+        for f, case_id in zip(facts, paired.case_ids, strict=True):
+            move = f.moves.get(metric)
+            if move is None or not move.fell:
+                continue
+            why = attribute(f.moves, found, f.claims, f.retrieval)
+            fallen.append(_case_attribution(case_id, metric, move, why))
+        fallen.sort(key=lambda c: (c.delta, c.case_id))
+        md = next(m for m in paired.metrics if m.metric == metric)
+        results.append(
+            MetricAttribution(metric, md.delta, md.verdict, md.reason, md.n, tuple(fallen))
+        )
+    answers = {
+        run: dict(zip(t["case_id"].to_pylist(), t["answer"].to_pylist(), strict=True))
+        for run in (paired.a, paired.b)
+        for t in [store.cases(run)]
+    }
+    changed = sum(
+        normalise(answers[paired.a].get(c)) != normalise(answers[paired.b].get(c))
+        for c in paired.case_ids
+    )
+    classes = case_classes(store, paired.b, base=paired.a, metrics=chosen, thresholds=thresholds)
+    cost_a, cost_b = run_costs(store, [paired.a, paired.b])
+    return Diagnosis(
+        a=paired.a,
+        b=paired.b,
+        a_name=paired.a_name,
+        b_name=paired.b_name,
+        a_runs=paired.a_runs,
+        min_drop=min_drop,
+        roles=found,
+        metrics=tuple(results),
+        n_cases=len(paired.case_ids),
+        answers_changed=changed,
+        retrieval=summarise_retrieval(
+            [f.retrieval for f in facts if f.retrieval is not None], len(facts)
+        ),
+        claims=summarise_claims([f.claims for f in facts if f.claims is not None]),
+        classes=classes.counts(),
+        costs=tuple(cost_deltas(cost_a, cost_b)),
+        warnings=tuple([*paired.warnings, *found.notes, *classes.notes]),
+    )
+
+
+def _case_attribution(case_id: str, metric: str, move: Move, why: Attribution) -> CaseAttribution:
+    return CaseAttribution(
+        case_id, metric, move.a, move.b, why.cause, why.stage, why.basis, why.missing
+    )
+
+
+# ---------------------------------------------------------------- one case
+
+
+@dataclass(frozen=True)
+class MetricMove:
+    metric: str
+    a: float
+    a_runs: tuple[float, ...]
+    b: float
+    fell: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "a": self.a,
+            "a_runs": list(self.a_runs),
+            "b": self.b,
+            "delta": self.b - self.a,
+            "fell": self.fell,
+        }
+
+
+@dataclass(frozen=True)
+class CaseDiagnosis:
+    a: str
+    b: str
+    case_id: str
+    question: str
+    reference: str | None
+    answer_a: str
+    answer_b: str
+    moves: tuple[MetricMove, ...]
+    attributions: tuple[CaseAttribution, ...]  # one per metric that fell
+    retrieval: RetrievalDiff
+    answer: AnswerDiff
+    claims: ClaimDiff
+    classes: tuple[CaseClass, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "case_id": self.case_id,
+            "question": self.question,
+            "reference": self.reference,
+            "answer_a": self.answer_a,
+            "answer_b": self.answer_b,
+            "metrics": [m.to_json() for m in self.moves],
+            "attributions": [c.to_json() for c in self.attributions],
+            "retrieval": self.retrieval.to_json(),
+            "answer_diff": self.answer.to_json(),
+            "claims": self.claims.to_json(),
+            "classes": [c.to_json() for c in self.classes],
+        }
+
+
+def diagnose_case(
+    store: Store,
+    a_ref: str,
+    b_ref: str,
+    case_id: str,
+    *,
+    margin: float = 0.05,
+    seed: int = stats.DEFAULT_SEED,
+    min_drop: float = DEFAULT_MIN_DROP,
+    roles: Mapping[str, str] | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    paired: PairedScores | None = None,
+) -> CaseDiagnosis:
+    """One case in full. A screen stepping through cases passes the comparison's `paired`
+    (from `paired_scores`, computed once) so each case costs only its own reads."""
+    _check_min_drop(min_drop)
+    if paired is None:
+        paired = paired_scores(store, a_ref, b_ref, margin=margin, seed=seed)
+    elif (store.resolve_run(a_ref), store.resolve_run(b_ref)) != (paired.a, paired.b):
+        raise RagtuiError(f"the paired scores given are of {paired.a} vs {paired.b}")
+    case_a, case_b = store.case(paired.a, case_id), store.case(paired.b, case_id)
+    if case_a is None or case_b is None:
+        side = paired.a if case_a is None else paired.b
+        raise RagtuiError(f"no case {case_id!r} in run {side}")
+    found = find_roles(paired.metric_names(), roles)
+    retrieval = diff_retrieval(case_id, case_a.contexts, case_b.contexts)
+    claims = diff_claims(case_id, case_a.claims, case_b.claims, retrieval)
+    moves: list[MetricMove] = []
+    attributions: list[CaseAttribution] = []
+    if case_id in paired.case_ids:
+        ci = paired.case_ids.index(case_id)
+        facts = _facts(
+            paired,
+            ci,
+            {
+                (paired.a, case_id): list(case_a.contexts),
+                (paired.b, case_id): list(case_b.contexts),
+            },
+            {(paired.a, case_id): list(case_a.claims), (paired.b, case_id): list(case_b.claims)},
+            min_drop,
+        )
+        for mi, metric in enumerate(paired.metric_names()):
+            move = facts.moves.get(metric)
+            if move is None:
+                continue
+            moves.append(
+                MetricMove(metric, move.a, tuple(paired.a_values(mi, ci)), move.b, move.fell)
+            )
+            if move.fell:
+                why = attribute(facts.moves, found, facts.claims, facts.retrieval)
+                attributions.append(_case_attribution(case_id, metric, move, why))
+    history = case_classes(
+        store, paired.b, base=paired.a, thresholds=thresholds, case_ids={case_id}
+    )
+    return CaseDiagnosis(
+        a=paired.a,
+        b=paired.b,
+        case_id=case_id,
+        question=case_b.question,
+        reference=case_b.reference if case_b.reference is not None else case_a.reference,
+        answer_a=case_a.answer,
+        answer_b=case_b.answer,
+        moves=tuple(moves),
+        attributions=tuple(attributions),
+        retrieval=retrieval,
+        answer=diff_answers(case_a.answer, case_b.answer),
+        claims=claims,
+        classes=history.cases,
+    )

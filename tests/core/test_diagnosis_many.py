@@ -1,0 +1,75 @@
+"""Several candidates against one base: Holm over the whole table, checked by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragtui.core.compare import compare_runs
+from ragtui.core.errors import RagtuiError
+from ragtui.core.multi_compare import compare_many
+from ragtui.core.store import Store
+from tests.core.diagnosis_builder import case, write
+
+N = 12
+
+
+def holm_by_hand(ps: list[float]) -> list[float]:
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out = [0.0] * len(ps)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
+        out[i] = running
+    return out
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("many")
+    ids = [f"q{i:02d}" for i in range(N)]
+    base = {c: {"faithfulness": 1.0, "answer_relevance": 0.75} for c in ids}
+    write(root, "base", [case(c, s) for c, s in base.items()], day=1)
+
+    def candidate(run_id: str, day: int, faith: dict[str, float], rel: dict[str, float]) -> None:
+        cases = [
+            case(c, {"faithfulness": faith.get(c, 1.0), "answer_relevance": rel.get(c, 0.75)})
+            for c in ids
+        ]
+        write(root, run_id, cases, day=day, config={"generator": run_id})
+
+    # worse: 7 of 12 cases drop by 0.5 on faithfulness -> exact sign-flip p = 2 / 2^7
+    candidate("worse", 2, {c: 0.5 for c in ids[:7]}, {ids[0]: 1.0})
+    candidate("same", 3, {ids[0]: 0.5}, {ids[1]: 0.5})  # one case each way: p = 1
+    candidate("better", 4, {}, {c: 1.0 for c in ids[:3]})  # 3 up -> p = 2 / 2^3
+    with Store.open(root) as s:
+        yield s
+
+
+def test_holm_over_every_cell_and_verdicts_redecided(store: Store) -> None:
+    mc = compare_many(store, "base", ["worse", "same", "better"])
+    assert mc.metrics == ("answer_relevance", "faithfulness")
+    raw = [c.p for c in mc.cells]
+    assert mc.cell("worse", "faithfulness").p == pytest.approx(2 / 2**7)
+    assert mc.cell("better", "answer_relevance").p == pytest.approx(2 / 2**3)
+    assert [c.p_adj for c in mc.cells] == pytest.approx(holm_by_hand(raw))
+    worse = mc.cell("worse", "faithfulness")
+    assert worse.p_adj == pytest.approx(6 * 2 / 2**7)  # 0.094: not below .05 any more
+    assert worse.delta == pytest.approx(-7 * 0.5 / N)
+    assert worse.verdict == "within noise"
+    # The same pair alone (Holm over its 2 metrics: 0.031) is a regression.
+    pair = compare_runs(store, "base", "worse")
+    assert pair.metric("faithfulness").verdict == "regressed"
+    assert mc.ranked("faithfulness") == ["better", "same", "worse"]
+    payload = json.loads(json.dumps(mc.to_json(), allow_nan=False))
+    assert payload["adjustment"] == "Holm over all 6 tests"
+
+
+def test_bad_candidate_lists(store: Store) -> None:
+    with pytest.raises(RagtuiError, match="is the base run itself"):
+        compare_many(store, "base", ["worse", "base"])
+    with pytest.raises(RagtuiError, match="given twice"):
+        compare_many(store, "base", ["worse", "worse"])
+    with pytest.raises(RagtuiError, match="at least one candidate"):
+        compare_many(store, "base", [])
