@@ -334,3 +334,21 @@ async def test_a_run_rejudge_says_what_it_will_do_and_sends_nothing_before_start
         await wait_ready(app, pilot)
         assert app.screen.query_one("#batch-form").display
         assert fake.chat_requests() == []
+
+
+async def test_rejudge_of_a_run_that_no_longer_exists_is_a_line_not_a_crash(
+    runs, fake, make_app
+) -> None:
+    """Issue 13: a worker's failure is an error line and a notification; the app goes on."""
+    path, _ = runs
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await app.push_screen(RejudgeRunScreen("no-such-run"))
+        await wait_ready(app, pilot)
+        assert app.is_running and isinstance(app.screen, RejudgeRunScreen)
+        assert "no-such-run" in screen_text(app)
+        assert any("no-such-run" in str(n.message) for n in app._notifications)
+        await pilot.press("escape")
+        await wait_ready(app, pilot)
+        assert app.is_running

@@ -14,7 +14,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Case, Run
 from ragtui.format import printable, short_pts
 from ragtui.tui.widgets.chunks_view import ChunksView
@@ -135,7 +134,7 @@ class CaseScreen(Screen):
     def fetch(self, case_id: str) -> None:
         try:
             data = load_case(self.app.store, self.run_id, case_id, self.other_run_id)  # type: ignore[attr-defined]
-        except RagtuiError as err:
+        except Exception as err:  # a worker reports its failure; it never ends the app
             self.app.call_from_thread(self._failed, str(err))
             return
         self.app.call_from_thread(self._show, data)

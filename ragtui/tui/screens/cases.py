@@ -24,7 +24,6 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, LoadingIndicator, Static
 from textual_fastdatatable import ArrowBackend, DataTable
 
-from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
 from ragtui.format import printable, short_metrics
 from ragtui.tui.widgets.title_bar import TitleBar
@@ -223,7 +222,7 @@ class CaseListScreen(Screen[None]):
         try:
             name = store.run(self.run_id).name
             table, metrics = case_table(store, self.run_id)
-        except (RagtuiError, duckdb.Error) as err:  # e.g. the run file was deleted meanwhile
+        except Exception as err:  # e.g. the run file deleted meanwhile; never ends the app
             self.app.call_from_thread(self._failed, str(err))
             return
         backend = measured_backend(table)
@@ -338,8 +337,12 @@ class CaseListScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="filter")
     def refilter(self, full: pa.Table, needle: str, metric: str | None) -> None:
         """Filter, sort and measure a big table off the UI thread."""
-        table = sort_table(filter_table(full, needle), metric)
-        backend = measured_backend(table)
+        try:
+            table = sort_table(filter_table(full, needle), metric)
+            backend = measured_backend(table)
+        except Exception as err:  # a worker reports its failure; it never ends the app
+            self.app.call_from_thread(self._failed, str(err))
+            return
         self.app.call_from_thread(self._refiltered, needle, metric, table, backend)
 
     async def _refiltered(

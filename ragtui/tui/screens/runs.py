@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import duckdb
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -13,7 +12,6 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Input, LoadingIndicator, Static
 
-from ragtui.core.errors import RagtuiError
 from ragtui.core.runfile import SUFFIX
 from ragtui.core.store import Store
 from ragtui.core.views import run_rows
@@ -133,7 +131,7 @@ class RunsScreen(Screen[None]):
     def load_runs(self, store: Store) -> None:
         try:
             runs, metrics = run_rows(store)
-        except (RagtuiError, duckdb.Error) as err:
+        except Exception as err:  # a worker reports its failure; it never ends the app
             self.app.call_from_thread(self.store_failed, str(err))
             return
         rows = group_rows(runs, metrics)
@@ -271,7 +269,7 @@ class RunsScreen(Screen[None]):
     def reload_store(self, store: Store) -> None:
         try:
             report = store.refresh()
-        except (RagtuiError, duckdb.Error) as err:
+        except Exception as err:  # a worker reports its failure; it never ends the app
             self.app.call_from_thread(self.notify, str(err), severity="error", markup=False)
             return
         for problem in report.failed:  # a file that became unreadable or malformed

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-import duckdb
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -12,7 +11,6 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, LoadingIndicator
 
-from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
 from ragtui.core.trends import TrendSeries, metric_trends
 from ragtui.format import printable
@@ -97,7 +95,7 @@ class TrendsScreen(Screen[None]):
         # t-intervals and the bottom decile over every run: numpy/scipy, off the UI thread
         try:
             series = metric_trends(store, metric)
-        except (RagtuiError, duckdb.Error) as err:
+        except Exception as err:  # a worker reports its failure; it never ends the app
             self.app.call_from_thread(self.notify, str(err), severity="error", markup=False)
             return
         self.app.call_from_thread(self._computed, metric, series)
