@@ -8,45 +8,55 @@ from typing import Any
 
 import click
 
-from ragtui.commands.common import open_store, resolve_folder
+from ragtui.commands.common import (
+    folder_json,
+    folder_option,
+    open_store,
+    open_ws,
+    pick_folder,
+    resolve_folder,
+)
 from ragtui.core.errors import RagtuiError
 from ragtui.core.views import case_lines, run_rows
-from ragtui.format import short_metrics
+from ragtui.format import printable, pts, short_metrics
 
 
 @click.command("open")
 @click.argument("path", required=False, type=click.Path(file_okay=False))
-def open_command(path: str | None) -> None:
+@folder_option
+def open_command(path: str | None, path_option: str | None = None) -> None:
     """Open the dashboard on PATH (default ./runs, else the bundled sample history)."""
     from ragtui.tui.app import run_app
 
-    folder, notice = resolve_folder(path)
+    folder, notice = resolve_folder(pick_folder(path, path_option))
     run_app(folder, notice=notice)
 
 
 @click.command("runs")
 @click.argument("path", required=False, type=click.Path(file_okay=False))
+@folder_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def runs_command(path: str | None, as_json: bool) -> None:
-    """List the runs in PATH with their per-metric means."""
-    with open_store(path, announce=not as_json) as store:
-        rows, metrics = run_rows(store)
-    if as_json:
-        click.echo(json.dumps({"metrics": metrics, "runs": rows}, indent=2, default=str))
-        return
+def runs_command(path: str | None, path_option: str | None, as_json: bool) -> None:
+    """List the runs with their per-metric means (and error counts)."""
+    # notices and skipped files go to stderr in both modes, and into the JSON too
+    with open_ws(pick_folder(path, path_option)) as workspace:
+        rows, metrics = run_rows(workspace.store)
+        if as_json:
+            out = {**folder_json(workspace), "metrics": metrics, "runs": rows}
+            click.echo(json.dumps(out, indent=2, default=str, ensure_ascii=True, allow_nan=False))
+            return
     from rich.console import Console
     from rich.table import Table
 
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("id", "date", "name", "kind", "config key", "judge", "N"):
+    table.add_column("id", no_wrap=True)  # ids are what commands take: never cut
+    for column in ("date", "name", "kind", "config key", "judge"):
         table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
+    table.add_column("N", justify="right", no_wrap=True)
     shorts = short_metrics(metrics)
     for metric in metrics:
         table.add_column(shorts[metric], justify="right", no_wrap=True)
     for row in rows:
-        means = [
-            "—" if row["means"].get(m) is None else f"{100 * row['means'][m]:.1f}" for m in metrics
-        ]
         cells = (
             row["id"],
             row["created_at"][:10],
@@ -55,22 +65,32 @@ def runs_command(path: str | None, as_json: bool) -> None:
             row["config_key"],
             row["judge"] or "—",
             str(row["n_cases"]),
-            *means,
+            *(_mean_cell(row, m) for m in metrics),
         )
         table.add_row(*(_literal(v) for v in cells))
     Console(highlight=False, width=max(shutil.get_terminal_size().columns, 240)).print(table)
     legend = ", ".join(f"{shorts[m]} = {m}" for m in metrics)
-    click.echo(f"means in points (0-100), — = no scores; {legend}")
+    click.echo(
+        printable(f"means in points (0-100); — = no scores; (n err) = n scores failed; {legend}")
+    )
+
+
+def _mean_cell(row: dict[str, Any], metric: str) -> str:
+    """The mean in points, and beside it how many scores failed (never averaged in as 0)."""
+    mean = row["means"].get(metric)
+    errors = row["errors"].get(metric, 0)
+    text = "—" if mean is None else pts(mean)
+    return f"{text} ({errors} err)" if errors else text
 
 
 @click.command("show")
 @click.argument("run")
 @click.argument("case", required=False)
-@click.option("--path", "path", type=click.Path(file_okay=False), help="Runs folder.")
+@folder_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def show_command(run: str, case: str | None, path: str | None, as_json: bool) -> None:
+def show_command(run: str, case: str | None, path_option: str | None, as_json: bool) -> None:
     """Print a run (its header and cases) or one CASE of it in full."""
-    with open_store(path, announce=not as_json) as store:
+    with open_store(path_option) as store:
         run_id = store.resolve_run(run)
         header = store.run(run_id)
         if case is None:
@@ -80,7 +100,11 @@ def show_command(run: str, case: str | None, path: str | None, as_json: bool) ->
 
                 click.echo(
                     json.dumps(
-                        {"run": header_to_json(header), "cases": cases}, indent=2, default=str
+                        {"run": header_to_json(header), "cases": cases},
+                        indent=2,
+                        default=str,
+                        ensure_ascii=True,
+                        allow_nan=False,
                     )
                 )
                 return
@@ -103,7 +127,7 @@ def show_command(run: str, case: str | None, path: str | None, as_json: bool) ->
     if as_json:
         from ragtui.core.runfile import case_to_json
 
-        click.echo(json.dumps(case_to_json(found), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(case_to_json(found), indent=2, ensure_ascii=True, allow_nan=False))
         return
     for line in case_lines(found):
         click.echo(line)

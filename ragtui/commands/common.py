@@ -15,7 +15,43 @@ from ragtui.core.store import Store
 from ragtui.format import printable
 from ragtui.services.workspace import Workspace, open_workspace, resolve_folder, writable_folder
 
-__all__ = ["announce", "open_store", "open_ws", "resolve_folder", "user_errors", "writable_folder"]
+__all__ = [
+    "announce",
+    "folder_json",
+    "folder_option",
+    "open_store",
+    "open_ws",
+    "pick_folder",
+    "resolve_folder",
+    "user_errors",
+    "writable_folder",
+]
+
+# Every command names its runs folder the same way: -p/--path DIR. Commands that took the folder
+# as a last positional argument still accept it there.
+folder_option = click.option(
+    "-p",
+    "--path",
+    "path_option",
+    type=click.Path(file_okay=False),
+    help="Runs folder (default ./runs, else the bundled demo history).",
+)
+
+
+def pick_folder(positional: str | None, option: str | None) -> str | None:
+    """The folder from --path or the positional PATH; both given and different is an error."""
+    if positional and option and Path(positional).resolve() != Path(option).resolve():
+        raise click.UsageError(f"two folders given: {positional} and --path {option}")
+    return option or positional
+
+
+def folder_json(workspace: Workspace) -> dict[str, Any]:
+    """What --json outputs say about the folder: its notices and the files it skipped."""
+    return {
+        "folder": str(workspace.folder),
+        "notices": list(workspace.notices),
+        "skipped": [str(p) for p in workspace.store.problems],
+    }
 
 
 def announce(workspace: Workspace) -> None:
