@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ragtui.importers._common import fail, read_bytes
+from ragtui.importers._common import fail, load_json, read_bytes
 
 try:  # zstd members (method 93): Python's zipfile reads them only from 3.14 on
     import zstandard
@@ -59,14 +59,8 @@ def read_log(path: Path) -> tuple[dict[str, Any], list[Sample]]:
 def _loads(path: Path, member: str, raw: bytes) -> Any:
     if b"\x00" in raw[:4096]:
         raise fail(path, f"{member}: expected UTF-8 JSON, found binary data (NUL bytes)")
-    try:
-        return json.loads(raw.removeprefix(b"\xef\xbb\xbf"))  # a BOM, as some editors save
-    except UnicodeDecodeError as exc:
-        raise fail(path, f"{member}: expected UTF-8 JSON ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise fail(path, f"{member}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise fail(path, f"{member}: JSON nested too deeply") from None
+    # a BOM, as some editors save, is dropped; the whole .json log names no member
+    return load_json(path, raw, "" if member == "log" else member)
 
 
 def _read_archive(path: Path, handle: BinaryIO) -> tuple[dict[str, Any], list[Sample]]:

@@ -28,7 +28,7 @@ from ragtui.core.model import (
     Score,
     stable_case_id,
 )
-from ragtui.importers._common import build_run, fail, read_bytes, sha256_bytes
+from ragtui.importers._common import build_run, fail, load_json, read_bytes, sha256_bytes
 from ragtui.importers.base import ImportOptions, Sniff, register
 
 VERDICTS = {"yes": "SUPPORTED", "idk": "PARTIAL", "borderline": "PARTIAL", "no": "UNSUPPORTED"}
@@ -81,22 +81,9 @@ class DeepEvalImporter:
 
 
 def _parse(path: Path, data: bytes) -> Any:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise fail(
-            path, f"expected UTF-8 JSON text, found binary data at byte {exc.start}"
-        ) from None
-    if "\x00" in text[:4096]:
+    if b"\x00" in data[:4096]:
         raise fail(path, "expected UTF-8 JSON text, found binary data (NUL bytes)")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise fail(
-            path, f"invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
-        ) from None
-    except RecursionError:
-        raise fail(path, "JSON nested too deeply") from None
+    return load_json(path, data)
 
 
 def _kind(value: Any) -> str:

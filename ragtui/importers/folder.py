@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from ragtui.core.errors import RagtuiError
@@ -87,8 +88,11 @@ def _writable(folder: Path) -> bool:
     return os.access(folder, os.W_OK | os.X_OK)
 
 
-def import_foreign_files(folder: Path) -> tuple[list[Path], list[str]]:
-    """Convert the folder's not-yet-converted foreign files; (written paths, one line per notice)."""
+def import_foreign_files(
+    folder: Path, scales: Mapping[str, tuple[float, float]] | None = None
+) -> tuple[list[Path], list[str]]:
+    """Convert the folder's not-yet-converted foreign files; (written paths, one line per notice).
+    `scales`: declared metric scales (`[metrics.NAME] scale` in ragtui.toml)."""
     folder = Path(folder)
     candidates = [
         p for p in foreign_files(folder) if p.suffix.lower() != ".md" or _is_report_markdown(p)
@@ -118,7 +122,7 @@ def import_foreign_files(folder: Path) -> tuple[list[Path], list[str]]:
     written: list[Path] = []
     for path, sha in pending:
         try:
-            run_files = load_file(path, notices=notices)
+            run_files = load_file(path, notices=notices, scales=scales)
         except RagtuiError as err:
             notices.append(f"not imported: {_one_line(err)}")
             continue

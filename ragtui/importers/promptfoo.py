@@ -23,6 +23,7 @@ from ragtui.importers._common import (
     decode_text,
     fail,
     iso_from_any,
+    load_json,
     read_bytes,
     sha256_bytes,
     unique_case_ids,
@@ -73,17 +74,9 @@ class PromptfooImporter:
 
 
 def _json_results(path: Path, text: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise fail(path, "JSON nested too deeply") from None
-    except json.JSONDecodeError as exc:
-        if exc.msg != "Extra data":
-            raise fail(
-                path,
-                f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); truncated?",
-            ) from None
+    if _several_lines(text):
         return _jsonl_results(path, text), {}
+    data = load_json(path, text)
     if isinstance(data, list):
         return _check_results(path, data), {}
     if not isinstance(data, dict):
@@ -107,15 +100,21 @@ def _json_results(path: Path, text: str) -> tuple[list[dict[str, Any]], dict[str
     return _check_results(path, results), meta
 
 
+def _several_lines(text: str) -> bool:
+    """JSONL: the first line is a whole JSON object and more follows."""
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        return isinstance(json.loads(first), dict) and bool(text.lstrip()[len(first) :].strip())
+    except (ValueError, RecursionError):
+        return False
+
+
 def _jsonl_results(path: Path, text: str) -> list[dict[str, Any]]:
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise fail(path, f"line {number}: expected one JSON result per line ({exc})") from None
+        obj = load_json(path, line, first_line=number)
         if not isinstance(obj, dict):
             raise fail(path, f"line {number}: expected a JSON object, found {type(obj).__name__}")
         out.append(obj)

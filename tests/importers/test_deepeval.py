@@ -249,7 +249,7 @@ def test_malformed_files_give_one_clear_error(tmp_path: Path) -> None:
         with pytest.raises(ImportFormatError) as caught:
             DEEPEVAL.load(path, ImportOptions())
         text = str(caught.value)
-        assert text.startswith(f"{path}: "), text
+        assert text.startswith(f"{path}:"), text
         assert message in text, (path.name, text)
         assert "\n" not in text
         assert DEEPEVAL.last_notices == ["untouched"]
