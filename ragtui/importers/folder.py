@@ -20,13 +20,23 @@ from ragtui.importers._tabular import is_markdown_table
 
 IMPORTED = "imported"
 EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".eval", ".md")
+# Hidden folders where a known tool keeps its results by default, and the one file in each that
+# holds them: DeepEval writes `.deepeval/.latest_test_run.json` (its cache, telemetry and key
+# files beside it are not results and are never read).
+TOOL_DOT_FOLDERS = {".deepeval": (".latest_test_run.json",)}
 
 
 def foreign_files(folder: Path) -> list[Path]:
-    """Candidate result files: not native, not hidden, not under imported/, not companions."""
+    """Candidate result files: not native, not hidden (except the result files of known tools'
+    dot-folders), not under imported/, not companions."""
     found = []
     for root, dirs, files in os.walk(folder):
         here = Path(root)
+        for dot in sorted(d for d in dirs if d in TOOL_DOT_FOLDERS):
+            for name in TOOL_DOT_FOLDERS[dot]:
+                candidate = here / dot / name
+                if candidate.is_file() and not candidate.is_symlink():
+                    found.append(candidate)
         dirs[:] = sorted(
             d for d in dirs if not d.startswith(".") and not (here == folder and d == IMPORTED)
         )

@@ -159,8 +159,17 @@ def test_cli_scale_option(tmp_path: Path) -> None:
     a = _write(tmp_path, "a.csv", FILE_A)
     into = tmp_path / "runs"
     result = subprocess.run(
-        [sys.executable, "-m", "ragtui", "import", str(a), "--scale", "rating=0:10"]
-        + ["--into", str(into)],
+        [
+            sys.executable,
+            "-m",
+            "ragtui",
+            "import",
+            str(a),
+            "--scale",
+            "rating=0:10",
+            "--into",
+            into,
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -171,8 +180,17 @@ def test_cli_scale_option(tmp_path: Path) -> None:
     first_case = json.loads(native.read_text().splitlines()[1])
     assert first_case["scores"]["rating"] == {"value": 0.7, "raw": "7", "scale": [0.0, 10.0]}
     bad = subprocess.run(
-        [sys.executable, "-m", "ragtui", "import", str(a), "--scale", "rating=10:0"]
-        + ["--into", str(into)],
+        [
+            sys.executable,
+            "-m",
+            "ragtui",
+            "import",
+            str(a),
+            "--scale",
+            "rating=10:0",
+            "--into",
+            into,
+        ],
         capture_output=True,
         text=True,
         timeout=60,
