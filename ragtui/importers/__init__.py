@@ -8,7 +8,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragtui.core.model import RunFile
-from ragtui.importers import deepeval, generic, inspect, native, promptfoo, ragas  # noqa: F401  (they register)
+from ragtui.importers import (  # noqa: F401  (they register)
+    deepeval,
+    generic,
+    inspect,
+    mlflow_table,
+    native,
+    promptfoo,
+    ragas,
+)
 from ragtui.importers._common import load_json, read_bytes
 from ragtui.importers.base import (
     HEAD_BYTES,
