@@ -16,6 +16,7 @@ from ragtui.importers import (  # noqa: F401  (they register)
     native,
     promptfoo,
     ragas,
+    trulens,
 )
 from ragtui.importers._common import load_json, read_bytes
 from ragtui.importers.base import (

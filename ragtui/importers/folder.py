@@ -19,7 +19,7 @@ from ragtui.importers._common import file_sha256
 from ragtui.importers._tabular import is_markdown_table
 
 IMPORTED = "imported"
-EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".eval", ".md")
+EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".eval", ".md", ".sqlite")  # .sqlite: TruLens
 # Hidden folders where a known tool keeps its results by default, and the one file in each that
 # holds them: DeepEval writes `.deepeval/.latest_test_run.json` (its cache, telemetry and key
 # files beside it are not results and are never read).
