@@ -32,6 +32,7 @@ from ragtui.importers._promptfoo_rows import GROUP, case_from_vars, csv_rows, gr
 from ragtui.importers._promptfoo_rows import as_text as _text
 from ragtui.importers._tabular import header_columns
 from ragtui.importers.base import ImportOptions, Sniff, register
+from ragtui.importers.scales import rescale_cases
 
 _SIGNS = ('"gradingResult"', '"namedScores"', '"promptIdx"', '"evalId"', '"failureReason"')
 
@@ -40,6 +41,9 @@ class PromptfooImporter:
     name = "promptfoo"
     description = "promptfoo eval output (-o out.json results v2/v3, .jsonl, .csv)"
     priority = 10
+
+    def __init__(self) -> None:
+        self.last_notices: list[str] = []
 
     def sniff(self, path: Path, head: bytes) -> Sniff:
         text = head.decode("utf-8", errors="ignore").lstrip()
@@ -70,7 +74,9 @@ class PromptfooImporter:
             rows, meta = csv_rows(path, text, options), {}
         if not rows:
             raise fail(path, "no results in the file (an eval with no test cases?)")
-        return _runs(path, sha256_bytes(data), rows, meta, options)
+        notices: list[str] = []
+        self.last_notices = notices
+        return _runs(path, sha256_bytes(data), rows, meta, options, notices)
 
 
 def _json_results(path: Path, text: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -297,7 +303,12 @@ def _pass_label(passed: Any) -> str | None:
 
 
 def _runs(
-    path: Path, sha: str, rows: list[dict[str, Any]], meta: dict[str, Any], options: ImportOptions
+    path: Path,
+    sha: str,
+    rows: list[dict[str, Any]],
+    meta: dict[str, Any],
+    options: ImportOptions,
+    notices: list[str],
 ) -> list[RunFile]:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
@@ -341,9 +352,8 @@ def _runs(
             created_at=created,
             part=f"{prompt_label} · {provider}" if len(groups) > 1 else None,
         )
-        out.append(
-            RunFile(run=replace(run, config=dict(run.config)), cases=tuple(unique_case_ids(cases)))
-        )
+        cases = rescale_cases(path, unique_case_ids(cases), options.scales, notices)
+        out.append(RunFile(run=replace(run, config=dict(run.config)), cases=tuple(cases)))
     return out
 
 

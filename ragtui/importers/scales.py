@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ragtui.core.model import Score
+from ragtui.core.model import Case, Score
 
 Scale = tuple[float, float]
 UNIT: Scale = (0.0, 1.0)
@@ -144,3 +144,58 @@ def keep_raw(metadata: Mapping[str, Any], metric: str, raw: Any) -> dict[str, An
 def _show(raw: Any) -> str:
     text = f"{raw:g}" if isinstance(raw, float) else str(raw)
     return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _raw_number(raw: Any) -> float | None:
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int | float):
+        return float(raw)
+    if isinstance(raw, str):
+        try:
+            return float(raw.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def rescale_cases(
+    path: Any,
+    cases: Iterable[Case],
+    declared: Mapping[str, Scale],
+    notices: list[str],
+    known: Mapping[str, Scale] | None = None,
+) -> list[Case]:
+    """Scores read from numbers, put on their metric's scale for the whole file (for importers
+    that first read a score as its raw number): a value that cannot be placed becomes an error
+    for that metric, its raw value kept. Scores from words or booleans are on [0, 1]."""
+    cases = list(cases)
+    known = known or {}
+    numbers: dict[str, list[float]] = {}
+    for case in cases:
+        for metric, score in case.scores.items():
+            number = _raw_number(score.raw)
+            if number is not None:
+                numbers.setdefault(metric, []).append(number)
+    scales = {m: resolve(m, v, declared, known.get(m)) for m, v in numbers.items()}
+    out = []
+    refused: dict[str, int] = {}
+    for case in cases:
+        scores: dict[str, Score] = {}
+        errors = dict(case.errors)
+        metadata = case.metadata
+        for metric, score in case.scores.items():
+            number = _raw_number(score.raw)
+            if number is None:
+                scores[metric] = score if score.scale else replace(score, scale=UNIT)
+                continue
+            graded = scales[metric].score(number, score.raw)
+            if isinstance(graded, Score):
+                scores[metric] = replace(score, value=graded.value, scale=graded.scale)
+            else:
+                errors[metric] = graded
+                metadata = keep_raw(metadata, metric, score.raw)
+                refused[metric] = refused.get(metric, 0) + 1
+        out.append(replace(case, scores=scores, errors=errors, metadata=metadata))
+    notices += scale_notices(path, scales.values(), refused)
+    return out
