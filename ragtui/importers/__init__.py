@@ -96,6 +96,14 @@ def load_file(
 
     `scales` are declared metric scales (ragtui.toml); those in `options.scales` (`--scale`)
     win over them."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # a name of bytes that are not UTF-8 cannot go into a run file
+        shown = str(path).encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+        raise ImportFormatError(
+            f"{shown}: the file name is not UTF-8, so ragtui cannot record where the run came "
+            "from; rename the file"
+        ) from None
     options = options or ImportOptions()
     if scales:
         options = replace(options, scales={**scales, **options.scales})
