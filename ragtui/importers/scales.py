@@ -10,7 +10,7 @@ A score's scale comes from, in this order:
 
 With no scale known (case 3) a value outside [0, 1] proves the values are on some other scale,
 so none of that metric's values in the file can be trusted: each becomes an error for that
-metric ("scale unknown ..."), its raw value kept in the case's metadata under `RAW_KEY`. A value
+metric ("scale unknown ..."), its raw value kept in the case's metadata under `raw_score:METRIC`. A value
 outside a known or declared scale is an error too. Rescaling is always (v - low) / (high - low).
 """
 
@@ -25,7 +25,9 @@ from ragtui.core.model import Case, Score
 
 Scale = tuple[float, float]
 UNIT: Scale = (0.0, 1.0)
-RAW_KEY = "raw_scores"  # Case.metadata[RAW_KEY][metric]: the raw value of a score refused here
+# Case.metadata[RAW_KEY + metric]: the raw value of a score refused here (a flat key: the
+# index keeps flat metadata on its fast path)
+RAW_KEY = "raw_score:"
 _EPS = 1e-6  # float artefacts such as 1.0000000002 are inside [0, 1]
 
 
@@ -133,11 +135,9 @@ def scale_notices(
 
 
 def keep_raw(metadata: Mapping[str, Any], metric: str, raw: Any) -> dict[str, Any]:
-    """The case metadata with a refused score's raw value kept under RAW_KEY."""
+    """The case metadata with a refused score's raw value kept under RAW_KEY + metric."""
     out = dict(metadata)
-    kept = dict(out.get(RAW_KEY) or {})
-    kept[metric] = raw
-    out[RAW_KEY] = kept
+    out[RAW_KEY + metric] = raw
     return out
 
 

@@ -77,7 +77,7 @@ def test_undeclared_rating_is_an_error_with_the_raw_value_kept() -> None:
         "scale unknown for answer_relevance (value 4"
     )
     assert "--scale answer_relevance=LOW:HIGH" in first.errors["answer_relevance"]
-    assert first.metadata["raw_scores"] == {"answer_relevance": 4}
+    assert first.metadata["raw_score:answer_relevance"] == 4
     assert any("answer_relevance: 3 value(s) not scored" in n for n in notices), notices
 
 

@@ -62,7 +62,7 @@ def test_without_a_scale_values_above_one_are_errors_not_guesses(tmp_path: Path)
         "scale unknown for rating (value 3; this file has values up to 5, outside [0, 1]): "
         "declare it with --scale rating=LOW:HIGH or [metrics.rating] scale in ragtui.toml"
     )
-    assert first.metadata["raw_scores"] == {"rating": "3"}
+    assert first.metadata["raw_score:rating"] == "3"
     # the 1 and the 0 of this file are on the same unknown scale: not scores either
     assert "scale unknown" in run_b.cases[8].errors["rating"]
     assert "scale unknown" in run_b.cases[9].errors["rating"]
@@ -136,7 +136,7 @@ def test_inspect_numbers_without_a_scale_are_errors_with_raw_kept(tmp_path: Path
     cases = [c for r in runs for c in r.cases]
     assert all("includes" not in c.scores for c in cases)
     assert all(c.errors["includes"].startswith("scale unknown for includes") for c in cases)
-    assert sorted(c.metadata["raw_scores"]["includes"] for c in cases) == list(range(8))
+    assert sorted(c.metadata["raw_score:includes"] for c in cases) == list(range(8))
     # the other scorers of the same log are untouched
     assert all("model_graded_fact" in c.scores for c in cases)
     assert any("includes: 8 value(s) not scored" in n for n in notices), notices
