@@ -18,6 +18,7 @@ from ragtui.importers import REGISTRY, ImportFormatError, ImportOptions, detect,
 from ragtui.importers._common import file_sha256
 from ragtui.importers.folder import foreign_files
 from ragtui.importers.generic import FIELDS
+from ragtui.importers.scales import parse_scale
 
 DEFAULT_INTO = Path("runs")
 
@@ -49,6 +50,16 @@ def _pairs(values: tuple[str, ...], option: str, *, several: bool) -> dict[str, 
             if not rest or not key.strip():
                 raise click.BadParameter(f"expected KEY=VALUE, found {item!r}", param_hint=option)
             out[key.strip()] = item[len(key) + 1 :]
+    return out
+
+
+def _scales(values: tuple[str, ...]) -> dict[str, tuple[float, float]]:
+    out = {}
+    for metric, text in _pairs(values, "--scale", several=False).items():
+        try:
+            out[metric] = parse_scale(text)
+        except ValueError as exc:
+            raise click.BadParameter(f"{metric}={text}: {exc}", param_hint="--scale") from None
     return out
 
 
@@ -173,6 +184,13 @@ def import_file(
     help="RAGAS traces JSON for the (single) results file.",
 )
 @click.option(
+    "--scale",
+    "scale_args",
+    multiple=True,
+    metavar="METRIC=LOW:HIGH",
+    help="The scale of a metric the tool does not define, e.g. rating=1:5 (normalised to 0-1).",
+)
+@click.option(
     "--into",
     type=click.Path(file_okay=False, path_type=Path),
     default=DEFAULT_INTO,
@@ -186,6 +204,7 @@ def import_command(
     sets: tuple[str, ...],
     maps: tuple[str, ...],
     traces: str | None,
+    scale_args: tuple[str, ...],
     into: Path,
 ) -> None:
     """Import result files of RAGAS, DeepEval, promptfoo, Inspect AI or your own harness."""
@@ -198,6 +217,7 @@ def import_command(
         overrides=_pairs(sets, "--set", several=False),
         mapping=_pairs((*maps, *extra_maps), "--map", several=True),
         traces=traces,
+        scales=_scales(scale_args),
     )
     try:
         into.mkdir(parents=True, exist_ok=True)

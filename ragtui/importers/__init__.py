@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from ragtui.core.model import RunFile
-from ragtui.importers import deepeval, generic, inspect, native, promptfoo, ragas  # noqa: F401  (they register)
+from ragtui.importers import (  # noqa: F401  (they register)
+    deepeval,
+    generic,
+    inspect,
+    mlflow_table,
+    native,
+    promptfoo,
+    ragas,
+    trulens,
+)
+from ragtui.importers._common import load_json, read_bytes
 from ragtui.importers.base import (
     HEAD_BYTES,
     REGISTRY,
@@ -46,7 +59,28 @@ def detect(path: Path) -> Importer:
         if answer.matches:
             return importer
         reasons.append(f"  {importer.name}: {answer.reason}")
+    _check_json(path, head)  # a JSON file that does not parse says so first, not "unknown format"
     raise ImportFormatError(f"{path}: unknown format; tried:\n" + "\n".join(reasons))
+
+
+def _check_json(path: Path, head: bytes) -> None:
+    """Raise the parse error of a JSON (or JSONL) file that no sniffer recognised."""
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if text[:1] not in (b"{", b"["):
+        return
+    data = read_bytes(path)
+    first = data.split(b"\n", 1)[0]
+    try:
+        json.loads(first)
+        several = bool(data[len(first) :].strip())
+    except ValueError:
+        several = False
+    if not several:
+        load_json(path, data)
+        return
+    for number, line in enumerate(data.splitlines(), start=1):  # JSONL: each line alone
+        if line.strip():
+            load_json(path, line, first_line=number)
 
 
 def load_file(
@@ -54,10 +88,25 @@ def load_file(
     fmt: str | None = None,
     options: ImportOptions | None = None,
     notices: list[str] | None = None,
+    *,
+    scales: Mapping[str, tuple[float, float]] | None = None,
 ) -> list[RunFile]:
     """Every run in a foreign file. What the importer noticed on the way (a cancelled log, an
-    interrupted run, rescaled values) is appended to `notices`, one line each, naming the file."""
+    interrupted run, rescaled values) is appended to `notices`, one line each, naming the file.
+
+    `scales` are declared metric scales (ragtui.toml); those in `options.scales` (`--scale`)
+    win over them."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # a name of bytes that are not UTF-8 cannot go into a run file
+        shown = str(path).encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+        raise ImportFormatError(
+            f"{shown}: the file name is not UTF-8, so ragtui cannot record where the run came "
+            "from; rename the file"
+        ) from None
     options = options or ImportOptions()
+    if scales:
+        options = replace(options, scales={**scales, **options.scales})
     if fmt is None:
         importer = detect(path)
     elif fmt in REGISTRY:

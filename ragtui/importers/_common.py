@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -23,11 +24,115 @@ def fail(path: Path, message: str) -> ImportFormatError:
     return ImportFormatError(f"{path}: {message}")
 
 
-def read_bytes(path: Path) -> bytes:
+def _limit_mb(env: str, default: int) -> int:
     try:
-        return path.read_bytes()
+        value = int(os.environ.get(env, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+# Bounds on what one foreign file may make ragtui hold in memory (issue 16): a file read whole,
+# one JSON document, one archive member inflated. Environment variables lower them for tests.
+MAX_FILE_BYTES = _limit_mb("RAGTUI_MAX_FILE_MB", 256) << 20
+MAX_MEMBER_BYTES = _limit_mb("RAGTUI_MAX_MEMBER_MB", 256) << 20
+MAX_EXACT_INT = 2**53  # run files and the index keep integers exactly only up to here
+
+
+def read_bytes(path: Path, limit: int | None = None) -> bytes:
+    """The whole file, refused past `limit` bytes (MAX_FILE_BYTES) before it is read."""
+    limit = MAX_FILE_BYTES if limit is None else limit
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
     except OSError as exc:
         raise fail(path, f"cannot be read ({exc.strerror})") from None
+    if len(data) > limit:
+        raise fail(
+            path,
+            f"larger than {limit >> 20} MiB, the most ragtui reads of one result file "
+            "(set RAGTUI_MAX_FILE_MB to raise it)",
+        )
+    return data
+
+
+class _BigInt(ValueError):
+    pass
+
+
+def _parse_int(text: str) -> int:
+    # Python refuses ints past 4300 digits with a bare ValueError; run files refuse past 2**53
+    if len(text) > 17 or abs(int(text)) > MAX_EXACT_INT:
+        raise _BigInt(text)
+    return int(text)
+
+
+def load_json(path: Path, data: bytes | str, where: str = "", first_line: int = 1) -> Any:
+    """One JSON document, or one clear error: `path:line:column: invalid JSON (...)` first (a
+    truncated file says so), integers ragtui cannot keep exactly, lone surrogates."""
+    prefix = f"{where}: " if where else ""
+    if isinstance(data, bytes | bytearray):
+        if len(data) > MAX_FILE_BYTES:
+            raise fail(path, f"{prefix}a JSON document over {MAX_FILE_BYTES >> 20} MiB")
+        try:
+            text = bytes(data).decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise fail(
+                path, f"{prefix}expected UTF-8 JSON, found invalid bytes at byte {exc.start}"
+            ) from None
+    else:
+        text = data.removeprefix("\ufeff")
+    try:
+        value = json.loads(text, parse_int=_parse_int)
+    except json.JSONDecodeError as exc:
+        rest = text[exc.pos :]
+        at_end = not rest.strip() or (
+            exc.msg.startswith("Unterminated string") and '"' not in rest[1:]
+        )
+        hint = "; the file ends there: truncated?" if at_end else ""
+        name = f"{path}: {where}" if where else str(path)
+        raise ImportFormatError(
+            f"{name}:{exc.lineno + first_line - 1}:{exc.colno}: invalid JSON ({exc.msg}){hint}"
+        ) from None
+    except _BigInt as exc:
+        digits = str(exc)
+        shown = digits if len(digits) <= 24 else digits[:20] + f"… ({len(digits)} digits)"
+        raise fail(
+            path,
+            f"{prefix}holds the integer {shown}, beyond 2^53: ragtui cannot keep it exactly",
+        ) from None
+    except RecursionError:
+        raise fail(path, f"{prefix}JSON nested too deeply") from None
+    except (ValueError, MemoryError) as exc:
+        raise fail(path, f"{prefix}not valid JSON ({exc})") from None
+    if "\\ud" in text or "\\uD" in text:  # escapes of surrogates: check they pair up
+        bad = lone_surrogate(value)
+        if bad is not None:
+            raise fail(
+                path,
+                f"{prefix}field {bad}: a lone UTF-16 surrogate (\\ud800-\\udfff), "
+                "text that cannot be stored",
+            )
+    return value
+
+
+def lone_surrogate(value: Any, where: str = "$") -> str | None:
+    """The JSON path of the first string holding an unpaired surrogate, else None."""
+    stack = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return at
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                stack.append((k, at))
+                stack.append((v, f"{at}.{k}" if len(at) < 200 else at))
+        elif isinstance(item, list):
+            stack.extend((v, f"{at}[{i}]" if len(at) < 200 else at) for i, v in enumerate(item))
+    return None
 
 
 def decode_text(path: Path, data: bytes) -> str:

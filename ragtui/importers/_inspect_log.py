@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import struct
-import threading
 import zipfile
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ragtui.importers._common import fail, read_bytes
+from ragtui.importers._common import MAX_MEMBER_BYTES, fail, load_json, read_bytes
 
 try:  # zstd members (method 93): Python's zipfile reads them only from 3.14 on
     import zstandard
@@ -59,14 +58,8 @@ def read_log(path: Path) -> tuple[dict[str, Any], list[Sample]]:
 def _loads(path: Path, member: str, raw: bytes) -> Any:
     if b"\x00" in raw[:4096]:
         raise fail(path, f"{member}: expected UTF-8 JSON, found binary data (NUL bytes)")
-    try:
-        return json.loads(raw.removeprefix(b"\xef\xbb\xbf"))  # a BOM, as some editors save
-    except UnicodeDecodeError as exc:
-        raise fail(path, f"{member}: expected UTF-8 JSON ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise fail(path, f"{member}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise fail(path, f"{member}: JSON nested too deeply") from None
+    # a BOM, as some editors save, is dropped; the whole .json log names no member
+    return load_json(path, raw, "" if member == "log" else member)
 
 
 def _read_archive(path: Path, handle: BinaryIO) -> tuple[dict[str, Any], list[Sample]]:
@@ -126,39 +119,80 @@ def _sample(
 
 
 def _member(path: Path, archive: zipfile.ZipFile, handle: BinaryIO, info: zipfile.ZipInfo) -> bytes:
-    """A whole member, CRC-checked."""
+    """A whole member, CRC-checked, inflated in pieces and refused as soon as it passes
+    MAX_MEMBER_BYTES: a small archive can hold a member that inflates to gigabytes."""
+    limit = MAX_MEMBER_BYTES
+    too_big = fail(
+        path,
+        f"{info.filename}: inflates past {limit >> 20} MiB, the most ragtui reads of one "
+        "archive member (set RAGTUI_MAX_MEMBER_MB to raise it)",
+    )
+    if info.file_size > limit or info.compress_size > limit:
+        raise too_big
     try:
         if info.compress_type != _ZSTD or (zstandard is None and _ZIPFILE_ZSTD):
-            return archive.read(info)
-        out = _zstd_frames(_raw(handle, info))
-        if zlib.crc32(out) != info.CRC:
-            raise zipfile.BadZipFile("CRC check failed")
-        return out
+            with archive.open(info) as stream:  # zipfile checks the CRC at the end
+                out = _read_capped(stream, limit)
+        else:
+            out = _zstd_frames(_raw(handle, info), limit)
+            if zlib.crc32(out) != info.CRC:
+                raise zipfile.BadZipFile("CRC check failed")
+    except _TooBig:
+        raise too_big from None
     except NotImplementedError as exc:
         raise fail(path, f"{info.filename}: {exc}") from None
     except _CORRUPT as exc:
         raise fail(path, f"{info.filename}: corrupt archive member ({exc})") from None
+    if len(out) != info.file_size:
+        raise fail(
+            path,
+            f"{info.filename}: corrupt archive member (inflates to {len(out)} bytes, "
+            f"the archive says {info.file_size})",
+        )
+    return out
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _read_capped(stream: Any, limit: int, piece: int = 1 << 20) -> bytes:
+    buffer = bytearray()
+    while True:
+        chunk = stream.read(piece)
+        if not chunk:
+            return bytes(buffer)
+        if len(buffer) + len(chunk) > limit:
+            raise _TooBig
+        buffer += chunk
 
 
 _ZIPFILE_ZSTD = hasattr(zipfile, "ZIP_ZSTANDARD")  # Python >= 3.14 reads zstd members itself
-_LOCAL = threading.local()  # a decompressor must not be shared between threads
 
 
-def _zstd_frames(raw: bytes) -> bytes:
-    """All zstd frames of a member (Inspect starts a new frame every 200 MiB)."""
+def _zstd_frames(raw: bytes, limit: int | None = None) -> bytes:
+    """All zstd frames of a member (Inspect starts a new frame every 200 MiB), refused past
+    `limit` bytes. The input goes in 2 KiB pieces: zstd inflates a piece to at most ~64 MiB,
+    so a 68 KB member that inflates to 2 GiB is stopped near the limit, never held whole."""
     if zstandard is None:
         raise NotImplementedError("zstd-compressed; install the 'zstandard' package")
-    if getattr(_LOCAL, "zstd", None) is None:
-        _LOCAL.zstd = zstandard.ZstdDecompressor()  # reused: making one costs more than a member
-    parts = []
-    pending = raw
-    while pending:
-        frame = _LOCAL.zstd.decompressobj()
-        parts.append(frame.decompress(pending))
+    limit = MAX_MEMBER_BYTES if limit is None else limit
+    out = bytearray()
+    pending = memoryview(raw)
+    while pending.nbytes:
+        frame = zstandard.ZstdDecompressor().decompressobj()
+        rest = b""
+        for start in range(0, pending.nbytes, 2048):
+            out += frame.decompress(pending[start : start + 2048])
+            if len(out) > limit:
+                raise _TooBig
+            if frame.eof:
+                rest = frame.unused_data + bytes(pending[start + 2048 :])
+                break
         if not frame.eof:
             raise zipfile.BadZipFile("zstd frame is truncated")
-        pending = frame.unused_data
-    return b"".join(parts)
+        pending = memoryview(rest)
+    return bytes(out)
 
 
 def _raw(handle: BinaryIO, info: zipfile.ZipInfo) -> bytes:

@@ -13,13 +13,15 @@ import json
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragtui.importers._common import decode_text, fail
+from ragtui.importers._common import decode_text, fail, load_json
 
-csv.field_size_limit(1 << 30)  # contexts cells easily exceed the 128 KiB default
+# contexts cells easily exceed the 128 KiB default; a cell past this is refused, not held
+MAX_CELL_BYTES = 32 << 20
+csv.field_size_limit(MAX_CELL_BYTES)
 
 _INDEX_HEADERS = {"", "unnamed: 0", "index", "level_0"}
 _MD_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
@@ -32,6 +34,8 @@ class Table:
     kind: str  # csv, json, jsonl, markdown
     # the line (or record) number of each row in the file, for error messages
     lines: list[int]
+    # the scalar members of a JSON object that holds the records in its one list member
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def looks_like_json(text: str) -> bool:
@@ -58,9 +62,58 @@ def header_columns(head: bytes) -> list[str] | None:
 
 
 def json_keys(head: bytes) -> set[str]:
-    """Object keys seen in the head of a JSON/JSONL file (cheap: a regex, no full parse)."""
+    """Object keys seen in the head of a JSON/JSONL file (cheap: a regex, no full parse), and
+    the names in a pandas split `"columns": [...]` list."""
     text = head.decode("utf-8", errors="ignore")
-    return set(re.findall(r'"([A-Za-z_][A-Za-z0-9_ ()=.\-]*)"\s*:', text))
+    keys = set(re.findall(r'"([A-Za-z_][A-Za-z0-9_ ()=.\-/]*)"\s*:', text))
+    return keys | set(split_columns(text))
+
+
+def split_columns(text: str) -> list[str]:
+    """The column names of pandas split JSON (`{"columns": [...], "data": [[...]]}`) in a head."""
+    match = re.search(r'"columns"\s*:\s*(\[[^\]]{0,20000}\])', text[:65536])
+    if not match:
+        return []
+    try:
+        columns = json.loads(match.group(1))
+    except ValueError:
+        return []
+    return [c for c in columns if isinstance(c, str)] if isinstance(columns, list) else []
+
+
+def head_table(head: bytes) -> tuple[list[str], list[dict[str, Any]]]:
+    """Column names and the first rows that a file head shows (rows only when whole)."""
+    text = head.decode("utf-8", errors="ignore").lstrip("\ufeff")
+    if is_markdown_table(text):
+        try:
+            table = read_markdown(Path("head"), text)
+        except ValueError:
+            return [], []
+        return table.columns, table.rows[:20]
+    if looks_like_json(text):
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            first = text.lstrip().split("\n", 1)[0]
+            try:  # JSONL: the first line
+                data = [json.loads(first)] if first.startswith("{") else None
+            except (ValueError, RecursionError):
+                data = None
+        records = records_from_json(data)[0] if data is not None else None
+        if records:
+            return _columns(records), records[:20]
+        return split_columns(text) or sorted(json_keys(head)), []
+    columns = header_columns(head)
+    if not columns:
+        return [], []
+    delimiter = _sniff_delimiter(text)
+    try:
+        records = _first_records(text, delimiter, 21)
+    except csv.Error:
+        return columns, []
+    complete = records[1:-1] if len(head) >= 65536 else records[1:]
+    rows = [dict(zip(columns, r, strict=True)) for r in complete if len(r) == len(columns)]
+    return columns, rows
 
 
 def _sniff_delimiter(text: str) -> str:
@@ -113,40 +166,69 @@ def read_table(path: Path, data: bytes) -> Table:
     return _read_csv(path, text)
 
 
-def _read_json(path: Path, text: str) -> Table:
+def _is_jsonl(text: str) -> bool:
+    # several JSON objects, one per line: the first line parses alone
+    first = text.lstrip().split("\n", 1)[0]
     try:
-        data = json.loads(text)
-    except RecursionError:
-        raise fail(path, "JSON nested too deeply") from None
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data" and text.lstrip().startswith("{"):
-            return _read_jsonl(path, text)
-        raise fail(
-            path, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
-        ) from None
-    records = records_from_json(data)
+        return isinstance(json.loads(first), dict) and bool(text.lstrip()[len(first) :].strip())
+    except (ValueError, RecursionError):
+        return False
+
+
+def _read_json(path: Path, text: str) -> Table:
+    if text.lstrip().startswith("{") and _is_jsonl(text):
+        return _read_jsonl(path, text)
+    data = load_json(path, text)
+    records, extra = records_from_json(data)
     if records is None:
-        raise fail(path, f"expected a JSON list of records, found {type(data).__name__}")
+        raise fail(path, f"expected JSON records, found {_shape(data)}")
     columns = _columns(records)
-    return Table(columns, records, "json", list(range(1, len(records) + 1)))
+    return Table(columns, records, "json", list(range(1, len(records) + 1)), extra)
 
 
-def records_from_json(data: Any) -> list[dict[str, Any]] | None:
-    """Records from `[{...}]`, pandas `orient=columns` `{col: {i: v}}` or `orient=split`."""
-    if isinstance(data, list):
-        return data if all(isinstance(r, dict) for r in data) else None
+def _shape(data: Any) -> str:
     if isinstance(data, dict):
-        if isinstance(data.get("columns"), list) and isinstance(data.get("data"), list):
-            cols = [str(c) for c in data["columns"]]
-            if all(isinstance(r, list) and len(r) == len(cols) for r in data["data"]):
-                return [dict(zip(cols, r, strict=True)) for r in data["data"]]
-            return None
-        if data and all(isinstance(v, dict) for v in data.values()):
-            keys: list[str] = []
-            for column in data.values():
-                keys.extend(k for k in column if k not in keys)
-            return [{c: data[c].get(k) for c in data} for k in keys]
-    return None
+        keys = ", ".join(list(map(str, data))[:8])
+        return f"an object with keys {keys} and no list of records"
+    if isinstance(data, list):
+        return "a list that holds other things than objects"
+    return type(data).__name__
+
+
+def records_from_json(data: Any) -> tuple[list[dict[str, Any]] | None, dict[str, Any]]:
+    """(records, the object's other scalar members) from `[{...}]`, pandas `orient=split`
+    `{"columns": [...], "data": [[...]]}` or `orient=columns` `{col: {i: v}}`, or an object
+    whose one list member holds the records (`{"results": [{...}], "model": "x"}`)."""
+    if isinstance(data, list):
+        return (data if all(isinstance(r, dict) for r in data) else None), {}
+    if not isinstance(data, dict):
+        return None, {}
+    if isinstance(data.get("columns"), list) and isinstance(data.get("data"), list):
+        cols = [str(c) for c in data["columns"]]
+        if all(isinstance(r, list) and len(r) == len(cols) for r in data["data"]):
+            return [dict(zip(cols, r, strict=True)) for r in data["data"]], {}
+        return None, {}
+    lists = [k for k, v in data.items() if isinstance(v, list)]
+    if len(lists) == 1 and not any(isinstance(v, dict) for v in data.values()):
+        records = data[lists[0]]
+        if records and all(isinstance(r, dict) for r in records):
+            extra = {
+                str(k): v
+                for k, v in data.items()
+                if k != lists[0] and isinstance(v, str | int | float | bool)
+            }
+            return records, extra
+        return None, {}
+    if data and all(isinstance(v, dict) for v in data.values()):
+        keys: list[str] = []
+        seen: set[str] = set()
+        for column in data.values():
+            for k in column:
+                if k not in seen:
+                    seen.add(k)
+                    keys.append(k)
+        return [{c: data[c].get(k) for c in data} for k in keys], {}
+    return None, {}
 
 
 def _read_jsonl(path: Path, text: str) -> Table:
@@ -155,14 +237,7 @@ def _read_jsonl(path: Path, text: str) -> Table:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except RecursionError:
-            raise fail(path, f"line {number}: JSON nested too deeply") from None
-        except json.JSONDecodeError as exc:
-            raise fail(
-                path, f"line {number}: expected one JSON object per line ({exc.msg})"
-            ) from None
+        obj = load_json(path, line, first_line=number)
         if not isinstance(obj, dict):
             raise fail(path, f"line {number}: expected a JSON object, found {type(obj).__name__}")
         rows.append(obj)
@@ -188,7 +263,12 @@ def _read_csv(path: Path, text: str) -> Table:
         header = next(reader)
         body = list(reader)
     except csv.Error as exc:
-        raise fail(path, f"line {reader.line_num}: not valid CSV ({exc})") from None
+        detail = (
+            f"a cell longer than {MAX_CELL_BYTES >> 20} MiB"
+            if "field larger than field limit" in str(exc)
+            else str(exc)
+        )
+        raise fail(path, f"line {reader.line_num}: not valid CSV ({detail})") from None
     header = [h.strip() for h in header]
     if len(header) < 2:
         raise fail(path, f"expected a table with several columns, found header {header!r}")

@@ -9,14 +9,13 @@ are read, the reprs with `ast` (parsed, never evaluated).
 from __future__ import annotations
 
 import ast
-import json
 import re
 import warnings
 from pathlib import Path
 from typing import Any
 
 from ragtui.core.model import Claim
-from ragtui.importers._common import decode_text, fail, read_bytes
+from ragtui.importers._common import fail, load_json, read_bytes
 from ragtui.importers.base import ImportFormatError
 
 _PROMPT_KEY = re.compile(r'"\w+_prompt"\s*:\s*\{\s*"input"')
@@ -130,11 +129,7 @@ def load_claims(path: Path, questions: list[str], *, strict: bool) -> dict[int, 
     """Claims per case index. `strict` (a file the user named): a mismatch is an error;
     otherwise (a guessed sibling file) a file that does not line up is ignored."""
     try:
-        data = json.loads(decode_text(path, read_bytes(path)))
-    except (ValueError, RecursionError) as exc:
-        if not strict:
-            return {}
-        raise fail(path, f"traces: not valid JSON ({exc})") from None
+        data = load_json(path, read_bytes(path))
     except ImportFormatError:
         if strict:
             raise

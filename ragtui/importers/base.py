@@ -33,6 +33,8 @@ class ImportOptions:
     overrides: Mapping[str, str] = field(default_factory=dict)  # --set key=value, into config
     mapping: Mapping[str, str] = field(default_factory=dict)  # --map field=COLUMN
     traces: str | None = None  # --traces FILE: a RAGAS traces JSON that goes with the results
+    # --scale NAME=LOW:HIGH and [metrics.NAME] scale: metrics whose scale the tool does not define
+    scales: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
 class Importer(Protocol):

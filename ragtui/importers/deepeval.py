@@ -26,10 +26,12 @@ from ragtui.core.model import (
     JudgeInfo,
     RunFile,
     Score,
+    is_faithfulness,
     stable_case_id,
 )
-from ragtui.importers._common import build_run, fail, read_bytes, sha256_bytes
+from ragtui.importers._common import build_run, fail, load_json, read_bytes, sha256_bytes
 from ragtui.importers.base import ImportOptions, Sniff, register
+from ragtui.importers.scales import rescale_cases
 
 VERDICTS = {"yes": "SUPPORTED", "idk": "PARTIAL", "borderline": "PARTIAL", "no": "UNSUPPORTED"}
 _DEFAULT_NAME = re.compile(r"test_case_\d+")  # deepeval's positional names: not stable ids
@@ -81,22 +83,9 @@ class DeepEvalImporter:
 
 
 def _parse(path: Path, data: bytes) -> Any:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise fail(
-            path, f"expected UTF-8 JSON text, found binary data at byte {exc.start}"
-        ) from None
-    if "\x00" in text[:4096]:
+    if b"\x00" in data[:4096]:
         raise fail(path, "expected UTF-8 JSON text, found binary data (NUL bytes)")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise fail(
-            path, f"invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
-        ) from None
-    except RecursionError:
-        raise fail(path, "JSON nested too deeply") from None
+    return load_json(path, data)
 
 
 def _kind(value: Any) -> str:
@@ -162,6 +151,7 @@ def _run_file(
             )
             case = dataclasses.replace(case, case_id=f"{case.case_id}-{count}")
         cases.append(case)
+    cases = rescale_cases(path, cases, options.scales, notices)  # DeepEval scores in [0, 1]
     config = _config(body)
     judge = JudgeInfo(model=", ".join(sorted(judges)) or None)
     dataset = DatasetInfo(
@@ -363,7 +353,10 @@ def _claims(
     for (text, chunk_ids), verdict in zip(linked, verdicts, strict=True):
         if not isinstance(verdict, dict):
             continue
-        label = VERDICTS.get(str(verdict.get("verdict", "")).strip().lower())
+        word = str(verdict.get("verdict", "")).strip()
+        # support verdicts for faithfulness; other metrics keep their own word (answer
+        # relevancy's yes/no/idk is about relevance, contextual precision's about the chunk)
+        label = VERDICTS.get(word.lower()) if is_faithfulness(metric) else word[:40] or None
         if label is None:
             continue
         reason = verdict.get("reason") if isinstance(verdict.get("reason"), str) else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from ragtui.core.errors import RagtuiError
@@ -18,14 +19,24 @@ from ragtui.importers._common import file_sha256
 from ragtui.importers._tabular import is_markdown_table
 
 IMPORTED = "imported"
-EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".eval", ".md")
+EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".eval", ".md", ".sqlite")  # .sqlite: TruLens
+# Hidden folders where a known tool keeps its results by default, and the one file in each that
+# holds them: DeepEval writes `.deepeval/.latest_test_run.json` (its cache, telemetry and key
+# files beside it are not results and are never read).
+TOOL_DOT_FOLDERS = {".deepeval": (".latest_test_run.json",)}
 
 
 def foreign_files(folder: Path) -> list[Path]:
-    """Candidate result files: not native, not hidden, not under imported/, not companions."""
+    """Candidate result files: not native, not hidden (except the result files of known tools'
+    dot-folders), not under imported/, not companions."""
     found = []
     for root, dirs, files in os.walk(folder):
         here = Path(root)
+        for dot in sorted(d for d in dirs if d in TOOL_DOT_FOLDERS):
+            for name in TOOL_DOT_FOLDERS[dot]:
+                candidate = here / dot / name
+                if candidate.is_file() and not candidate.is_symlink():
+                    found.append(candidate)
         dirs[:] = sorted(
             d for d in dirs if not d.startswith(".") and not (here == folder and d == IMPORTED)
         )
@@ -87,8 +98,11 @@ def _writable(folder: Path) -> bool:
     return os.access(folder, os.W_OK | os.X_OK)
 
 
-def import_foreign_files(folder: Path) -> tuple[list[Path], list[str]]:
-    """Convert the folder's not-yet-converted foreign files; (written paths, one line per notice)."""
+def import_foreign_files(
+    folder: Path, scales: Mapping[str, tuple[float, float]] | None = None
+) -> tuple[list[Path], list[str]]:
+    """Convert the folder's not-yet-converted foreign files; (written paths, one line per notice).
+    `scales`: declared metric scales (`[metrics.NAME] scale` in ragtui.toml)."""
     folder = Path(folder)
     candidates = [
         p for p in foreign_files(folder) if p.suffix.lower() != ".md" or _is_report_markdown(p)
@@ -118,7 +132,7 @@ def import_foreign_files(folder: Path) -> tuple[list[Path], list[str]]:
     written: list[Path] = []
     for path, sha in pending:
         try:
-            run_files = load_file(path, notices=notices)
+            run_files = load_file(path, notices=notices, scales=scales)
         except RagtuiError as err:
             notices.append(f"not imported: {_one_line(err)}")
             continue

@@ -2,13 +2,17 @@
 
 Columns are found by their common names, or named with `--map question=COL answer=COL
 contexts=COL reference=COL case_id=COL score:faithfulness=COL ...`. Without `score:` entries
-every numeric column that is not otherwise used is a metric. Scores may be numbers in [0, 1],
-1-5 ratings, percentages ("85%"), booleans or labels (PASS/FAIL, YES/PARTIAL/NO).
+every column of scores that is not otherwise used is a metric. Scores may be numbers in [0, 1],
+numbers on a declared scale (`--scale rating=1:5`), percentages ("85%"), booleans or labels
+(PASS/FAIL, YES/PARTIAL/NO); a number outside [0, 1] on no declared scale is an error for
+that metric, never a guessed value (see `scales`). The answer column is optional; a table of
+scores alone gets row-number case ids; `<metric>_reason` columns become the scores' reasons.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +20,6 @@ from ragtui.core.model import Case, Chunk, RunFile, Score, stable_case_id
 from ragtui.importers._common import (
     as_number,
     build_run,
-    clamp01,
     decode_text,
     fail,
     is_missing,
@@ -25,23 +28,19 @@ from ragtui.importers._common import (
     unique_case_ids,
     unrecorded_config,
 )
-from ragtui.importers._tabular import (
-    Table,
-    header_columns,
-    is_markdown_table,
-    json_keys,
-    parse_list,
-    read_table,
-)
+from ragtui.importers._tabular import Table, head_table, parse_list, read_table
 from ragtui.importers.base import ImportOptions, Sniff, register
+from ragtui.importers.scales import UNIT, MetricScale, keep_raw, resolve, scale_notices
 
 NAMES = {
-    "question": ("question", "query", "input", "user_input", "prompt", "q"),
+    "question": ("question", "query", "input", "inputs", "user_input", "prompt", "q"),
     "answer": (
         "answer",
         "response",
         "output",
+        "outputs",
         "prediction",
+        "predictions",
         "generated_answer",
         "actual_output",
         "completion",
@@ -51,6 +50,7 @@ NAMES = {
         "context",
         "retrieved_contexts",
         "retrieval_context",
+        "source_documents",
         "chunks",
         "documents",
         "sources",
@@ -58,13 +58,15 @@ NAMES = {
     "reference": (
         "reference",
         "ground_truth",
+        "targets",
         "expected",
         "expected_output",
+        "expected_response",
         "gold",
         "ideal",
         "target",
     ),
-    "case_id": ("case_id", "id", "sample_id", "example_id", "qid"),
+    "case_id": ("case_id", "id", "sample_id", "example_id", "qid", "record_id"),
     "latency_ms": ("latency_ms",),
 }
 FIELDS = tuple(NAMES)
@@ -77,11 +79,67 @@ LABELS = {
     "correct": 1.0,
     "incorrect": 0.0,
 }
+# numeric columns that describe a case rather than grade it (unless --map or --scale says so)
+_NOT_A_METRIC = re.compile(
+    r"(^|[_\s/.-])(latency|tokens?|token_count|cost|usd|duration|time|seconds|secs|ms|index|"
+    r"idx|row|count|n|num|seed|epoch|top_k|k|rank|length|len|chars|words|step|steps|id|"
+    r"timestamp|date|version)($|[_\s/.-])",
+    re.IGNORECASE,
+)
+# `<metric>_reason`, `<Metric>_Reason`, `<metric>/v1/justification`: the reason for a score
+_REASON_SUFFIXES = ("reason", "reasons", "reasoning", "justification", "explanation", "rationale")
 
 
 def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
     lowered = {c.lower().strip(): c for c in columns}
     return next((lowered[n] for n in names if n in lowered), None)
+
+
+def is_reason_column(column: str) -> bool:
+    lowered = column.lower().strip()
+    return any(
+        lowered.endswith(sep + suffix)
+        for suffix in _REASON_SUFFIXES
+        for sep in ("_", " ", "/", "-")
+    )
+
+
+def reason_column(metric_column: str, columns: list[str]) -> str | None:
+    """The column holding the reasons for `metric_column`'s scores, when the table has one."""
+    base = metric_column.strip()
+    stems = [base]
+    if base.lower().endswith("/score"):  # MLflow: name/v1/score + name/v1/justification
+        stems.append(base[: -len("/score")])
+    lowered = {c.lower().strip(): c for c in columns}
+    for stem in stems:
+        for suffix in _REASON_SUFFIXES:
+            for sep in ("_", " ", "/", "-"):
+                found = lowered.get(f"{stem}{sep}{suffix}".lower())
+                if found is not None:
+                    return found
+    return None
+
+
+def _score_like(cell: Any) -> bool:
+    return _label(cell) is not None or _percent(cell) is not None or as_number(cell) is not None
+
+
+def metric_only(columns: list[str], rows: list[dict[str, Any]]) -> bool:
+    """A table of scores alone (with at most an id column and reasons): no text to pair by."""
+    if not rows:
+        return False
+    scores = 0
+    for column in columns:
+        if _find([column], NAMES["case_id"]) or column.lower().strip() in ("", "unnamed: 0"):
+            continue
+        if is_reason_column(column):
+            continue
+        cells = [r.get(column) for r in rows if not is_missing(r.get(column))]
+        if cells and all(_score_like(c) and not isinstance(c, dict | list) for c in cells):
+            scores += 1
+        elif cells:
+            return False
+    return scores > 0
 
 
 class GenericImporter:
@@ -91,38 +149,83 @@ class GenericImporter:
     )
     priority = 90
 
+    def __init__(self) -> None:
+        self.last_notices: list[str] = []
+
     def sniff(self, path: Path, head: bytes) -> Sniff:
         text = head.decode("utf-8", errors="ignore")
         if "\x00" in text:
             return Sniff(False, "binary data, not a table")
-        if is_markdown_table(text):
-            columns = [
-                c.strip() for c in text[text.index("|") :].splitlines()[0].strip("|").split("|")
-            ]
-        else:
-            columns = header_columns(head) or sorted(json_keys(head))
+        columns, rows = head_table(head)
         if not columns:
             return Sniff(False, "not a table (no CSV header, JSON records or Markdown table)")
-        if _find(columns, NAMES["question"]) and _find(columns, NAMES["answer"]):
+        if _find(columns, NAMES["question"]) or metric_only(columns, rows):
             return Sniff(True)
         shown = ", ".join(columns[:10])
         return Sniff(
             False,
-            f"no question/answer columns (found: {shown}); name them with --map question=COL answer=COL",
+            f"no question column (found: {shown}); name it with --map question=COL answer=COL",
         )
 
     def load(self, path: Path, options: ImportOptions) -> list[RunFile]:
+        notices: list[str] = []
+        self.last_notices = notices
         data = read_bytes(path)
         decode_text(path, data)
         table = read_table(path, data)
         if not table.rows:
             raise fail(path, "the table has a header but no rows (no cases)")
         fields, metrics = _columns(path, table, options)
-        scales = _scales(table, metrics)
-        cases = [_case(path, table, i, fields, metrics, scales) for i in range(len(table.rows))]
+        if "question" not in fields:
+            notices.append(
+                f"{path}: no question column, only scores: cases are numbered by row "
+                "(row-1, row-2, ...), so they pair only with files in the same row order"
+            )
+        reasons = {m: reason_column(c, table.columns) for m, c in metrics.items()}
+        if "question" in fields and "answer" not in fields:
+            used = set(fields.values()) | set(metrics.values()) | set(reasons.values())
+            text = [c for c in table.columns if c not in used and _is_text(table, c)]
+            kept = f"; text columns kept as metadata: {', '.join(text[:6])}" if text else ""
+            notices.append(
+                f"{path}: no answer column, answers left empty{kept}; name it with --map answer=COL"
+            )
+        scales = {
+            metric: resolve(metric, _numbers(table, column), options.scales)
+            for metric, column in metrics.items()
+        }
+        cases = [
+            _case(path, table, i, fields, metrics, scales, reasons) for i in range(len(table.rows))
+        ]
+        refused = {
+            m: sum(
+                isinstance(c.errors.get(m), str) and "scale unknown" in c.errors[m] for c in cases
+            )
+            for m in metrics
+        }
+        notices += scale_notices(path, scales.values(), refused)
         config = unrecorded_config(path, options, format=table.kind)
+        if table.extra:
+            config.update(table.extra)
         run = build_run(path, sha256_bytes(data), self.name, options, config=config)
         return [RunFile(run=run, cases=tuple(unique_case_ids(cases)))]
+
+
+def _is_text(table: Table, column: str) -> bool:
+    cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
+    return bool(cells) and any(isinstance(c, str) and as_number(c) is None for c in cells)
+
+
+def _numbers(table: Table, column: str) -> list[float]:
+    """The plain numbers of a column (labels and percentages carry their own scale)."""
+    out = []
+    for row in table.rows:
+        cell = row.get(column)
+        if is_missing(cell) or _label(cell) is not None or _percent(cell) is not None:
+            continue
+        number = as_number(cell)
+        if number is not None:
+            out.append(number)
+    return out
 
 
 def _columns(
@@ -151,43 +254,65 @@ def _columns(
             found = _find(table.columns, NAMES[field])
             if found:
                 fields[field] = found
-    for field in ("question", "answer"):
-        if field not in fields:
-            raise fail(
-                path,
-                f"no {field} column (columns: {', '.join(table.columns[:15])}); name it with --map {field}=COL",
-            )
     if not metrics:
-        # every column of scores: numbers in [0, 1], labels, percentages, or a rating scale
+        # every column of scores: numbers, labels or percentages; a column whose name says it
+        # describes the case (latency, tokens, ...) only when its scale is declared
         used = set(fields.values())
         for column in table.columns:
-            if column in used:
+            if column in used or is_reason_column(column):
                 continue
             cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
-            if not cells or not any(
-                as_number(c) is not None or _score(c) is not None for c in cells
-            ):
+            if not cells or not all(_score_like(c) for c in cells):
                 continue
-            if all(_score(c) is not None for c in cells) or _scales(table, {column: column}):
+            if column in options.scales or not _NOT_A_METRIC.search(column):
                 metrics[column] = column
+    if "question" not in fields and not metric_only(table.columns, table.rows):
+        raise fail(
+            path,
+            f"no question column (columns: {', '.join(table.columns[:15])}); "
+            "name it with --map question=COL",
+        )
+    if not metrics:
+        raise fail(
+            path,
+            f"no score columns (columns: {', '.join(table.columns[:15])}); "
+            "name them with --map score:METRIC=COL",
+        )
     return fields, metrics
 
 
-def _score(cell: Any) -> tuple[float, Any, str | None, tuple[float, float] | None] | None:
-    """(value, raw, label, scale) for a score cell, or None when it is no score."""
+def _label(cell: Any) -> tuple[float, str] | None:
+    if isinstance(cell, str) and cell.strip().lower() in LABELS:
+        return LABELS[cell.strip().lower()], cell.strip().upper()
+    return None
+
+
+def _percent(cell: Any) -> float | None:
     if isinstance(cell, str):
         text = cell.strip()
-        if text.lower() in LABELS:
-            return LABELS[text.lower()], text, text.upper(), None
-        if text.endswith("%") and as_number(text[:-1]) is not None:
-            number = as_number(text[:-1]) or 0.0
-            return (clamp01(number / 100), text, None, (0.0, 100.0)) if 0 <= number <= 100 else None
-    number = as_number(cell)
-    if number is None:
-        return None
-    if -1e-6 <= number <= 1 + 1e-6:
-        return clamp01(number), cell, None, None
+        if text.endswith("%"):
+            return as_number(text[:-1])
     return None
+
+
+def _grade(
+    cell: Any, ms: MetricScale, reason: str | None, where: str, column: str, path: Path
+) -> Score | str:
+    """A score cell as a Score, or the error text when it cannot be one."""
+    label = _label(cell)
+    if label is not None:
+        return Score(value=label[0], raw=cell, label=label[1], scale=UNIT, reason=reason)
+    pct = _percent(cell)
+    if pct is not None:  # the percent sign declares the scale
+        return MetricScale(ms.metric, (0.0, 100.0), "tool").score(pct, cell, reason=reason)
+    number = as_number(cell)
+    if number is None or isinstance(cell, dict | list):
+        raise fail(
+            path,
+            f"{where}, column {column!r}: expected a score (a number, %, PASS/FAIL), "
+            f"found {str(cell)[:40]!r}",
+        )
+    return ms.score(number, cell, reason=reason)
 
 
 def _case(
@@ -196,20 +321,24 @@ def _case(
     i: int,
     fields: dict[str, str],
     metrics: dict[str, str],
-    scale_of: dict[str, tuple[float, float]],
+    scales: dict[str, MetricScale],
+    reasons: dict[str, str | None],
 ) -> Case:
     row = table.rows[i]
     where = (
         f"row {table.lines[i]}" if table.kind in ("csv", "markdown", "jsonl") else f"record {i + 1}"
     )
-    question = row.get(fields["question"])
-    if is_missing(question) or not isinstance(question, str | int | float):
-        raise fail(
-            path,
-            f"{where}, column {fields['question']!r}: expected the question text, found {question!r}",
-        )
-    question = str(question)
-    answer = row.get(fields["answer"])
+    question: Any = ""
+    if "question" in fields:
+        question = row.get(fields["question"])
+        if is_missing(question) or not isinstance(question, str | int | float):
+            raise fail(
+                path,
+                f"{where}, column {fields['question']!r}: expected the question text, "
+                f"found {str(question)[:40]!r}",
+            )
+        question = str(question)
+    answer = row.get(fields["answer"]) if "answer" in fields else None
     answer = (
         ""
         if is_missing(answer)
@@ -219,45 +348,43 @@ def _case(
     )
     scores: dict[str, Score] = {}
     errors: dict[str, str] = {}
+    metadata: dict[str, Any] = {}
     for metric, column in metrics.items():
         cell = row.get(column)
         if is_missing(cell):
             errors[metric] = "no score in the source file (empty cell)"
             continue
-        scale = scale_of.get(metric)
-        if scale is not None:
-            number = as_number(cell)
-            if number is None:
-                raise fail(
-                    path,
-                    f"{where}, column {column!r}: expected a {scale[0]:g}-{scale[1]:g} rating, found {cell!r}",
-                )
-            scores[metric] = Score(
-                value=clamp01((number - scale[0]) / (scale[1] - scale[0])), raw=cell, scale=scale
-            )
-            continue
-        parsed = _score(cell)
-        if parsed is None:
-            raise fail(
-                path,
-                f"{where}, column {column!r}: expected a score (0-1, %, PASS/FAIL), found {str(cell)[:40]!r}",
-            )
-        value, raw, label, pct = parsed
-        scores[metric] = Score(value=value, raw=raw, label=label, scale=pct)
+        reason_col = reasons.get(metric)
+        reason = row.get(reason_col) if reason_col else None
+        reason = reason if isinstance(reason, str) and not is_missing(reason) else None
+        graded = _grade(cell, scales[metric], reason, where, column, path)
+        if isinstance(graded, Score):
+            scores[metric] = graded
+        else:
+            errors[metric] = graded
+            metadata = keep_raw(metadata, metric, cell)
     case_id = row.get(fields["case_id"]) if "case_id" in fields else None
     latency = as_number(row.get(fields["latency_ms"])) if "latency_ms" in fields else None
-    used = set(fields.values()) | set(metrics.values())
-    metadata = {
-        k: v
-        for k, v in row.items()
-        if k not in used and isinstance(v, str | int | float | bool) and not is_missing(v)
-    }
+    used = set(fields.values()) | set(metrics.values()) | {r for r in reasons.values() if r}
+    metadata.update(
+        {
+            k: v
+            for k, v in row.items()
+            if k not in used and isinstance(v, str | int | float | bool) and not is_missing(v)
+        }
+    )
     reference = row.get(fields["reference"]) if "reference" in fields else None
+    if not is_missing(case_id):
+        cid = str(case_id)
+    elif "question" in fields:
+        cid = stable_case_id(question)
+    else:
+        cid = f"row-{i + 1}"
     return Case(
-        case_id=str(case_id) if not is_missing(case_id) else stable_case_id(question),
+        case_id=cid,
         question=question,
         answer=answer,
-        reference=None if is_missing(reference) else str(reference),
+        reference=None if is_missing(reference) else _text(reference),
         contexts=_contexts(
             path, where, row.get(fields["contexts"]) if "contexts" in fields else None
         ),
@@ -268,24 +395,11 @@ def _case(
     )
 
 
-def _scales(table: Table, metrics: dict[str, str]) -> dict[str, tuple[float, float]]:
-    # a column of whole numbers 1..5 (some above 1) is a rating scale, not a [0, 1] score
-    out = {}
-    for metric, column in metrics.items():
-        numbers = [as_number(r.get(column)) for r in table.rows if not is_missing(r.get(column))]
-        if (
-            numbers
-            and all(n is not None and n == int(n) and 1 <= n <= 5 for n in numbers)
-            and any(n and n > 1 for n in numbers)
-        ):
-            out[metric] = (1.0, 5.0)
-        elif (
-            numbers
-            and all(n is not None and n == int(n) and 0 <= n <= 10 for n in numbers)
-            and any(n and n > 5 for n in numbers)
-        ):
-            out[metric] = (0.0, 10.0)
-    return out
+def _text(value: Any) -> str:
+    items = parse_list(value) if isinstance(value, list | str) else None
+    if isinstance(value, list) and items is not None:
+        return "\n".join(items)
+    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _contexts(path: Path, where: str, cell: Any) -> tuple[Chunk, ...]:

@@ -2,7 +2,11 @@
 
 Epochs are repeats of one config, so each epoch becomes its own run with one shared config key
 (kind "eval" for epoch 1, "rerun" for the others): exactly what the noise check needs. Each
-scorer is a metric; a dict-valued scorer gives one metric per key (`scorer.key`).
+scorer is a metric; a dict-valued scorer gives one metric per key its metrics name
+(`scorer.key`). Letter grades and booleans are on [0, 1]; numbers on [0, 1] unless the user
+declares a scale (`--scale scorer=LOW:HIGH`): never rescaled by one log's own min and max.
+The log's run-level figures (`results.scores[].metrics`) become the runs' stated figures; a log
+saved without samples is a summary-only run.
 
 Speed matters (logs of 10,000+ samples): see `_inspect_log` for how a log is read without
 parsing its transcripts.
@@ -19,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ragtui.core.model import Case, Chunk, DatasetInfo, JudgeInfo, RunFile, Score
+from ragtui.core.model import Case, Chunk, DatasetInfo, JudgeInfo, RunFile, Score, StatedFigure
 from ragtui.importers._common import (
     build_run,
     fail,
@@ -28,8 +32,20 @@ from ragtui.importers._common import (
 )
 from ragtui.importers._inspect_log import error_text, kind, read_log, text_of
 from ragtui.importers.base import ImportOptions, Sniff, register
+from ragtui.importers.scales import UNIT, MetricScale, keep_raw, resolve, scale_notices
 
-LETTER_GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+# Inspect's value_to_float: C/P/I/N grades, and yes/no, true/false words
+LETTER_GRADES = {
+    "C": 1.0,
+    "P": 0.5,
+    "I": 0.0,
+    "N": 0.0,
+    "YES": 1.0,
+    "NO": 0.0,
+    "TRUE": 1.0,
+    "FALSE": 0.0,
+}
+_NUMERIC = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _JSON_HEAD = re.compile(rb'"(version|status|eval)"\s*:')
 
 
@@ -89,22 +105,36 @@ def _to_runs(
     header = _clean(header)
     ev = header["eval"]
     status = header["status"]
-    if not samples:
-        raise fail(path, f"the log (status {status}) holds no samples to import")
-    declared = _declared_metrics(header)
-    numeric_scales = _numeric_scales(samples, notices, path)
+    layout = _layout(header, samples)
+    scales = _scales(path, samples, layout, options, notices)
+    stated = _stated(header, layout, scales, options)
     config, judge, dataset = _header_info(header)
     epochs = sorted({s["epoch"] for s in samples})
     declared_epochs = ev.get("config", {}).get("epochs")
     several = len(epochs) > 1 or (isinstance(declared_epochs, int) and declared_epochs > 1)
+    if not samples:
+        if not stated:
+            raise fail(path, f"the log (status {status}) holds no samples and states no results")
+        notices.append(
+            f"{path}: the log holds no samples (saved without them), only its stated results: "
+            "a summary-only run; compare needs per-case results"
+        )
+        epochs = [1]
+        several = False
     if status != "success":
         detail = ""
         if isinstance(header.get("error"), dict):
             detail = f" ({error_text(header['error']).splitlines()[0][:200]})"
         expected = ev.get("dataset", {}).get("samples")
+        held = f"imported the {len(samples)} samples it holds" if samples else "no samples"
         notices.append(
-            f"{path}: Inspect log status is '{status}'{detail}; imported the {len(samples)} "
-            f"samples it holds" + (f" (dataset has {expected} per epoch)" if expected else "")
+            f"{path}: Inspect log status is '{status}'{detail}; {held}"
+            + (f" (dataset has {expected} per epoch)" if expected else "")
+        )
+    if several and stated:
+        stated = tuple(
+            dataclasses.replace(f, statistic=f"{f.statistic}, over all {len(epochs)} epochs")
+            for f in stated
         )
     ids = _items(ev.get("dataset", {}).get("sample_ids"))
     order = {str(sid): i for i, sid in enumerate(ids)}
@@ -127,12 +157,13 @@ def _to_runs(
             run,
             id=_run_id(ev, status, epoch if several else None) or run.id,
             kind="eval" if epoch == epochs[0] else "rerun",
+            stated=stated,
         )
         rows = sorted(
             (s for s in samples if s["epoch"] == epoch),
             key=lambda s: order.get(s["id"], len(order)),
         )
-        cases = tuple(_case(s, declared, numeric_scales) for s in rows)
+        cases = tuple(_case(s, layout, scales) for s in rows)
         runs.append(RunFile(run=run, cases=cases))
     return runs
 
@@ -192,60 +223,190 @@ def _run_id(ev: Mapping[str, Any], status: str, epoch: int | None) -> str | None
     return run_id if status == "success" else f"{run_id}-{slug(status, 12)}"
 
 
-def _declared_metrics(header: Mapping[str, Any]) -> list[str]:
-    """Every metric the log's scorers promise, so samples that lack one count it as an error."""
+@dataclasses.dataclass(frozen=True)
+class ScorerLayout:
+    """What one scorer gives per case: a metric of its own, or (dict values) one per key."""
+
+    name: str
+    dict_valued: bool
+    case_keys: tuple[str, ...] | None  # keys that are per-case scores; None: every key
+
+    def metrics(self) -> list[str]:
+        if not self.dict_valued:
+            return [self.name]
+        return [f"{self.name}.{k}" for k in self.case_keys or ()]
+
+
+def _per_key_declared(scorer: Mapping[str, Any]) -> list[str]:
+    """Keys given per-key metrics: `{"words": [mean()]}` or, in list form,
+    `[{"Problem Correctness": [mean()]}, scorer_level_metric()]`."""
+    metrics = scorer.get("metrics")
+    if isinstance(metrics, dict):
+        return [str(k) for k in metrics]
+    keys: list[str] = []
+    for item in _items(metrics):
+        if isinstance(item, dict) and "name" not in item:
+            keys += [str(k) for k, v in item.items() if isinstance(v, list)]
+    return keys
+
+
+def _layout(header: Mapping[str, Any], samples: list[dict[str, Any]]) -> list[ScorerLayout]:
+    """Every scorer of the log and what it gives per case. A dict-valued scorer's metrics
+    declared only over the whole dict (SciCode's ratio of sums) are run-level, never a
+    per-case score, so a sample is not missing a score under the bare scorer name; its keys
+    that no metric names (counts such as "Total Steps") are kept as case metadata."""
     names: list[str] = []
+    per_key: dict[str, list[str]] = {}
     for scorer in header["eval"]["scorers"]:
         if "name" in scorer:
-            metrics = scorer.get("metrics")
-            if isinstance(metrics, dict):  # a dict-valued scorer: metrics per key
-                names += [f"{scorer['name']}.{key}" for key in metrics]
-            else:
-                names.append(scorer["name"])
+            names.append(scorer["name"])
+            per_key[scorer["name"]] = _per_key_declared(scorer)
+    stated_keys: dict[str, list[str]] = {}
     for score in header["results"]["scores"]:
-        if "scorer" in score:
-            name, scorer = score.get("name"), score["scorer"]
-            metric = scorer if name in (None, scorer) else f"{scorer}.{name}"
-            if metric not in names and not any(n.startswith(scorer + ".") for n in names):
-                names.append(metric)
-    return names
+        scorer = score.get("scorer")
+        if isinstance(scorer, str):
+            if scorer not in names:
+                names.append(scorer)
+            name = score.get("name")
+            if isinstance(name, str) and name != scorer:
+                stated_keys.setdefault(scorer, []).append(name)
+    dict_valued: set[str] = set()
+    for sample in samples:
+        for scorer, score in sample["scores"].items():
+            if scorer not in names:
+                names.append(scorer)
+            if isinstance(score.get("value"), dict):
+                dict_valued.add(scorer)
+    layout = []
+    for name in names:
+        keys = per_key.get(name) or stated_keys.get(name)
+        is_dict = name in dict_valued or bool(per_key.get(name))
+        layout.append(ScorerLayout(name, is_dict, tuple(keys) if keys else None))
+    return layout
 
 
-def _flatten(scorer: str, value: Any) -> Iterator[tuple[str, Any]]:
+def _numbers(samples: list[dict[str, Any]], layout: list[ScorerLayout]) -> dict[str, list[float]]:
+    seen: dict[str, list[float]] = {}
+    wanted = {s.name: s for s in layout}
+    for sample in samples:
+        for scorer, score in sample["scores"].items():
+            for metric, value in _flatten(wanted.get(scorer), scorer, score.get("value")):
+                number = _number(value)
+                if number is not None:
+                    seen.setdefault(metric, []).append(number)
+    return seen
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None  # booleans are grades, on [0, 1] by definition
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str) and _NUMERIC.fullmatch(value.strip()):
+        return float(value)
+    return None
+
+
+def _scales(
+    path: Path,
+    samples: list[dict[str, Any]],
+    layout: list[ScorerLayout],
+    options: ImportOptions,
+    notices: list[str],
+) -> dict[str, MetricScale]:
+    """A scale per numeric metric: declared by the user, else [0, 1] (values outside it are
+    errors, "scale unknown"). Never taken from the values' own min and max."""
+    scales = {
+        metric: resolve(metric, values, options.scales)
+        for metric, values in _numbers(samples, layout).items()
+    }
+    for scorer in layout:
+        for metric in scorer.metrics():
+            if metric not in scales and metric in options.scales:
+                scales[metric] = resolve(metric, [], options.scales)
+    refused = {
+        m: sum(
+            1
+            for s in samples
+            for scorer, score in s["scores"].items()
+            for metric, value in _flatten(None, scorer, score.get("value"))
+            if metric == m and _number(value) is not None
+        )
+        for m, ms in scales.items()
+        if ms.scale is None
+    }
+    notices += scale_notices(path, scales.values(), refused)
+    return scales
+
+
+_DISPERSION = {"stderr", "std", "var", "bootstrap_stderr", "stddev"}
+
+
+def _stated(
+    header: Mapping[str, Any],
+    layout: list[ScorerLayout],
+    scales: Mapping[str, MetricScale],
+    options: ImportOptions,
+) -> tuple[StatedFigure, ...]:
+    """The log's own run-level figures (`results.scores[].metrics`), as Inspect stated them."""
+    out = []
+    keyed = {s.name: s.case_keys or () for s in layout if s.dict_valued}
+    for score in header["results"]["scores"]:
+        scorer, name = score.get("scorer"), score.get("name")
+        if not isinstance(scorer, str):
+            continue
+        metric = scorer if name in (None, scorer) else f"{scorer}.{name}"
+        if name == scorer and name in keyed.get(scorer, ()):  # a key named like its scorer
+            metric = f"{scorer}.{name}"
+        n = score.get("scored_samples")
+        n = n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+        ms = scales.get(metric) or resolve(metric, [], options.scales)
+        metrics = score.get("metrics")
+        for key, entry in metrics.items() if isinstance(metrics, dict) else ():
+            raw = entry.get("value") if isinstance(entry, dict) else None
+            stat = entry.get("name") if isinstance(entry, dict) else None
+            stat = stat if isinstance(stat, str) else str(key)
+            number = _number(raw)
+            value = None
+            if number is not None and ms.scale is not None:
+                low, high = ms.scale
+                base = _base_stat(stat)
+                if base == "var":
+                    value = number / (high - low) ** 2
+                elif base in _DISPERSION:
+                    value = number / (high - low)
+                elif low - 1e-9 <= number <= high + 1e-9:
+                    value = (number - low) / (high - low)
+            elif number is not None and -1e-9 <= number <= 1 + 1e-9:
+                value = number  # a figure over a metric with no per-case values: [0, 1]
+            out.append(
+                StatedFigure(
+                    metric=metric,
+                    value=value,
+                    raw=raw if isinstance(raw, int | float | str | bool) else None,
+                    statistic=stat,
+                    scale=ms.scale if value is not None else None,
+                    n=n,
+                )
+            )
+    return tuple(out)
+
+
+def _base_stat(name: str) -> str:
+    return name.rsplit("/", 1)[-1].lower()
+
+
+def _flatten(layout: ScorerLayout | None, scorer: str, value: Any) -> Iterator[tuple[str, Any]]:
+    """(metric, value) pairs a score gives; with a layout only the per-case keys."""
     if isinstance(value, dict):
         for key, item in value.items():
-            yield f"{scorer}.{key}", item
+            if layout is None or layout.case_keys is None or key in layout.case_keys:
+                yield f"{scorer}.{key}", item
     else:
         yield scorer, value
 
 
-def _numeric_scales(
-    samples: list[dict[str, Any]], notices: list[str], path: Path
-) -> dict[str, tuple[float, float]]:
-    """A scale for each numeric metric with values outside [0, 1]: (min(0, lowest), highest)."""
-    seen: dict[str, list[float]] = {}
-    for sample in samples:
-        for scorer, score in sample["scores"].items():
-            for metric, value in _flatten(scorer, score.get("value")):
-                if (
-                    isinstance(value, int | float)
-                    and not isinstance(value, bool)
-                    and math.isfinite(value)
-                ):
-                    seen.setdefault(metric, []).append(float(value))
-    scales = {}
-    for metric, values in seen.items():
-        low, high = min(values), max(values)
-        if low < 0 or high > 1:
-            scales[metric] = (min(0.0, low), high if high > min(0.0, low) else min(0.0, low) + 1)
-            notices.append(
-                f"{path}: metric '{metric}' ranges {low:g}..{high:g}; rescaled to [0, 1] "
-                f"over {scales[metric][0]:g}..{scales[metric][1]:g} (raw values kept)"
-            )
-    return scales
-
-
-def _score(value: Any, score: Mapping[str, Any], scale: tuple[float, float] | None) -> Score | str:
+def _score(value: Any, score: Mapping[str, Any], ms: MetricScale | None) -> Score | str:
     """A Score, or the error text when the value is not a grade."""
     reason = score.get("explanation") if isinstance(score.get("explanation"), str) else None
     reply = _transcript(
@@ -254,23 +415,28 @@ def _score(value: Any, score: Mapping[str, Any], scale: tuple[float, float] | No
         else None
     )
     if isinstance(value, bool):
-        return Score(value=1.0 if value else 0.0, raw=value, reason=reason, reply=reply)
+        return Score(value=1.0 if value else 0.0, raw=value, scale=UNIT, reason=reason, reply=reply)
+    number = _number(value)
+    if number is not None:
+        assert ms is not None  # every number of the log was given a scale by _scales
+        return ms.score(number, value, reason=reason, reply=reply)
     if isinstance(value, int | float):
-        if not math.isfinite(value):
-            return f"score is {value}"
-        if scale is None:
-            return Score(value=float(value), raw=value, reason=reason, reply=reply)
-        low, high = scale
-        return Score(
-            value=(value - low) / (high - low), raw=value, scale=scale, reason=reason, reply=reply
-        )
+        return f"score is {value}"
     if isinstance(value, str):
         grade = value.strip().upper()
         if grade in LETTER_GRADES:
             return Score(
-                value=LETTER_GRADES[grade], raw=value, label=grade, reason=reason, reply=reply
+                value=LETTER_GRADES[grade],
+                raw=value,
+                label=grade,
+                scale=UNIT,
+                reason=reason,
+                reply=reply,
             )
-        return f"unrecognised grade {value[:40]!r} (expected C, P, I, N, a number or a boolean)"
+        return (
+            f"unrecognised grade {value[:40]!r} (expected C, P, I, N, yes/no, a number "
+            "or a boolean)"
+        )
     if value is None:
         return "no score value"
     return f"unsupported score value {kind(value)}"
@@ -289,20 +455,34 @@ def _transcript(grading: Any) -> str | None:
 
 
 def _case(
-    sample: dict[str, Any], declared: list[str], scales: Mapping[str, tuple[float, float]]
+    sample: dict[str, Any], layout: list[ScorerLayout], scales: Mapping[str, MetricScale]
 ) -> Case:
     scores: dict[str, Score] = {}
     errors: dict[str, str] = {}
+    metadata = dict(sample["metadata"])
+    by_name = {s.name: s for s in layout}
     for scorer, score in sample["scores"].items():
-        for metric, value in _flatten(scorer, score.get("value")):
-            result = _score(value, score, scales.get(metric))
+        value = score.get("value")
+        shape = by_name.get(scorer)
+        if isinstance(value, dict) and shape is not None and shape.case_keys is not None:
+            for key, item in value.items():  # counts and other fields no metric names
+                if key not in shape.case_keys:
+                    metadata[f"{scorer}.{key}"] = item
+        for metric, item in _flatten(shape, scorer, value):
+            result = _score(item, score, scales.get(metric))
             if isinstance(result, Score):
                 scores[metric] = result
             else:
                 errors[metric] = result
-    for metric in declared:
-        if metric not in scores and metric not in errors:
-            errors[metric] = sample["error"] or "no score recorded for this sample"
+                if item is not None:
+                    metadata = keep_raw(metadata, metric, item)
+    for scorer in layout:
+        expected = scorer.metrics()
+        if scorer.dict_valued and scorer.case_keys is None:
+            expected = [m for m in scores if m.startswith(scorer.name + ".")] or [scorer.name]
+        for metric in expected:
+            if metric not in scores and metric not in errors:
+                errors[metric] = sample["error"] or "no score recorded for this sample"
     time = sample["time"]
     latency = (
         float(time) * 1000 if isinstance(time, int | float) and not isinstance(time, bool) else None
@@ -316,7 +496,7 @@ def _case(
         scores=scores,
         errors=errors,
         latency_ms=latency,
-        metadata=sample["metadata"],
+        metadata=metadata,
     )
 
 

@@ -23,6 +23,7 @@ from ragtui.importers._common import (
     decode_text,
     fail,
     iso_from_any,
+    load_json,
     read_bytes,
     sha256_bytes,
     unique_case_ids,
@@ -31,6 +32,7 @@ from ragtui.importers._promptfoo_rows import GROUP, case_from_vars, csv_rows, gr
 from ragtui.importers._promptfoo_rows import as_text as _text
 from ragtui.importers._tabular import header_columns
 from ragtui.importers.base import ImportOptions, Sniff, register
+from ragtui.importers.scales import rescale_cases
 
 _SIGNS = ('"gradingResult"', '"namedScores"', '"promptIdx"', '"evalId"', '"failureReason"')
 
@@ -39,6 +41,9 @@ class PromptfooImporter:
     name = "promptfoo"
     description = "promptfoo eval output (-o out.json results v2/v3, .jsonl, .csv)"
     priority = 10
+
+    def __init__(self) -> None:
+        self.last_notices: list[str] = []
 
     def sniff(self, path: Path, head: bytes) -> Sniff:
         text = head.decode("utf-8", errors="ignore").lstrip()
@@ -69,21 +74,15 @@ class PromptfooImporter:
             rows, meta = csv_rows(path, text, options), {}
         if not rows:
             raise fail(path, "no results in the file (an eval with no test cases?)")
-        return _runs(path, sha256_bytes(data), rows, meta, options)
+        notices: list[str] = []
+        self.last_notices = notices
+        return _runs(path, sha256_bytes(data), rows, meta, options, notices)
 
 
 def _json_results(path: Path, text: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise fail(path, "JSON nested too deeply") from None
-    except json.JSONDecodeError as exc:
-        if exc.msg != "Extra data":
-            raise fail(
-                path,
-                f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); truncated?",
-            ) from None
+    if _several_lines(text):
         return _jsonl_results(path, text), {}
+    data = load_json(path, text)
     if isinstance(data, list):
         return _check_results(path, data), {}
     if not isinstance(data, dict):
@@ -107,15 +106,21 @@ def _json_results(path: Path, text: str) -> tuple[list[dict[str, Any]], dict[str
     return _check_results(path, results), meta
 
 
+def _several_lines(text: str) -> bool:
+    """JSONL: the first line is a whole JSON object and more follows."""
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        return isinstance(json.loads(first), dict) and bool(text.lstrip()[len(first) :].strip())
+    except (ValueError, RecursionError):
+        return False
+
+
 def _jsonl_results(path: Path, text: str) -> list[dict[str, Any]]:
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise fail(path, f"line {number}: expected one JSON result per line ({exc})") from None
+        obj = load_json(path, line, first_line=number)
         if not isinstance(obj, dict):
             raise fail(path, f"line {number}: expected a JSON object, found {type(obj).__name__}")
         out.append(obj)
@@ -298,7 +303,12 @@ def _pass_label(passed: Any) -> str | None:
 
 
 def _runs(
-    path: Path, sha: str, rows: list[dict[str, Any]], meta: dict[str, Any], options: ImportOptions
+    path: Path,
+    sha: str,
+    rows: list[dict[str, Any]],
+    meta: dict[str, Any],
+    options: ImportOptions,
+    notices: list[str],
 ) -> list[RunFile]:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
@@ -342,9 +352,8 @@ def _runs(
             created_at=created,
             part=f"{prompt_label} · {provider}" if len(groups) > 1 else None,
         )
-        out.append(
-            RunFile(run=replace(run, config=dict(run.config)), cases=tuple(unique_case_ids(cases)))
-        )
+        cases = rescale_cases(path, unique_case_ids(cases), options.scales, notices)
+        out.append(RunFile(run=replace(run, config=dict(run.config)), cases=tuple(cases)))
     return out
 
 

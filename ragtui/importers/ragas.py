@@ -9,18 +9,21 @@ error, not a score. A traces JSON (`result.traces`) turns faithfulness verdicts 
 from __future__ import annotations
 
 import ast
+import csv
+import dataclasses
+import io
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ragtui.core.model import Case, Chunk, Claim, RunFile, Score, stable_case_id
+from ragtui.core.model import Case, Chunk, Claim, RunFile, Score, StatedFigure, stable_case_id
 from ragtui.importers import _traces
 from ragtui.importers._common import (
     as_number,
     build_run,
-    clamp01,
     decode_text,
     fail,
     file_stem,
@@ -30,8 +33,23 @@ from ragtui.importers._common import (
     unique_case_ids,
     unrecorded_config,
 )
-from ragtui.importers._tabular import Table, header_columns, json_keys, parse_list, read_table
+from ragtui.importers._tabular import (
+    Table,
+    header_columns,
+    json_keys,
+    looks_like_json,
+    parse_list,
+    read_table,
+)
 from ragtui.importers.base import ImportOptions, Sniff, register
+from ragtui.importers.scales import (
+    MetricScale,
+    Scale,
+    conflict_notice,
+    keep_raw,
+    resolve,
+    scale_notices,
+)
 
 V02 = {
     "question": "user_input",
@@ -45,6 +63,8 @@ V01 = {
     "contexts": "contexts",
     "reference": "ground_truth",
 }
+NO_TEXT = {"question": "", "answer": "", "contexts": "", "reference": ""}  # scores only
+_INDEX = {"", "unnamed: 0", "index", "level_0"}
 # columns of the RAGAS sample schemas that are data, not metrics
 NON_METRIC = {
     "user_input",
@@ -67,7 +87,61 @@ NON_METRIC = {
     "synthesizer_name",
     "id",
 }
-_EPS = 1e-6
+# RAGAS scores every metric in [0, 1] except its rubric metrics, which score 1-5
+RUBRIC_METRICS = frozenset(
+    {
+        "domain_specific_rubrics",
+        "instance_rubrics",
+        "labelled_rubrics_score",
+        "reference_free_rubrics_score",
+        "rubrics_score_with_reference",
+        "rubrics_score_without_reference",
+    }
+)
+RUBRIC_SCALE = (1.0, 5.0)
+# metric names RAGAS itself writes: a table of only these columns is a RAGAS table of scores
+KNOWN_METRICS = RUBRIC_METRICS | {
+    "faithfulness",
+    "faithfulness_with_hhem",
+    "answer_relevancy",
+    "context_precision",
+    "context_recall",
+    "context_entity_recall",
+    "context_utilization",
+    "context_relevance",
+    "answer_correctness",
+    "answer_similarity",
+    "semantic_similarity",
+    "factual_correctness",
+    "noise_sensitivity",
+    "noise_sensitivity_relevant",
+    "noise_sensitivity_irrelevant",
+    "llm_context_precision_with_reference",
+    "llm_context_precision_without_reference",
+    "non_llm_context_precision_with_reference",
+    "llm_context_recall",
+    "non_llm_context_recall",
+    "response_groundedness",
+    "answer_accuracy",
+    "summary_score",
+    "harmfulness",
+    "maliciousness",
+    "coherence",
+    "correctness",
+    "conciseness",
+    "bleu_score",
+    "rouge_score",
+    "exact_match",
+    "string_present",
+}
+_AGGREGATE_HEADERS = {
+    ("metric", "score"),
+    ("metric", "value"),
+    ("metric", "mean"),
+    ("metric", "average"),
+    ("metrics", "score"),
+    ("name", "score"),
+}
 _SAVE_HINT = (
     "save the per-case table instead: result.to_pandas().to_csv('results.csv', index=False)"
 )
@@ -97,6 +171,9 @@ class RagasImporter:
     description = "RAGAS evaluate() results (to_pandas() as CSV, JSON or JSONL), v0.1 and v0.2+"
     priority = 20
 
+    def __init__(self) -> None:
+        self.last_notices: list[str] = []
+
     def sniff(self, path: Path, head: bytes) -> Sniff:
         text = head.decode("utf-8", errors="ignore")
         if _looks_like_result_repr(text):
@@ -104,7 +181,12 @@ class RagasImporter:
         if _traces.looks_like_traces(text):
             return Sniff(True)
         columns = header_columns(head)
+        if columns and _aggregate_header(columns):
+            return Sniff(True)
         keys = set(columns) if columns else json_keys(head)
+        metric_names = {k for k in keys if k.strip().lower() not in _INDEX}
+        if metric_names and all(_base(k) in KNOWN_METRICS for k in metric_names):
+            return Sniff(True)  # a table of RAGAS scores alone
         if {"user_input", "response"} <= keys or {"user_input", "retrieved_contexts"} <= keys:
             return Sniff(True)
         if {"question", "answer"} <= keys and (
@@ -131,28 +213,38 @@ class RagasImporter:
                 "this is a RAGAS traces file; import the results file it belongs to "
                 "(it is picked up when named <results>_traces.json, or give --traces FILE)",
             )
+        notices: list[str] = []
+        self.last_notices = notices
+        sha = sha256_bytes(data)
+        if not looks_like_json(text) and _aggregate_header(header_columns(data[:65536]) or []):
+            return [_summary_run(path, sha, text, options, notices)]
         table = read_table(path, data)
         if not table.rows:
             raise fail(path, "the table has a header but no rows (no cases)")
         cols = (
             V02 if "user_input" in table.columns else V01 if "question" in table.columns else None
         )
-        if cols is None:
+        if cols is None and not all(_base(c) in KNOWN_METRICS for c in table.columns):
             raise fail(
                 path,
                 "expected RAGAS columns user_input, response (v0.2+) or question, answer (v0.1); "
                 f"found {', '.join(table.columns[:12])}",
             )
-        if cols["answer"] not in table.columns:
-            raise fail(path, f"expected a column {cols['answer']!r} next to {cols['question']!r}")
-        metrics = _metric_columns(path, table)
+        if cols is None:
+            cols = NO_TEXT
+            notices.append(
+                f"{path}: only metric columns, no question: cases are numbered by row "
+                "(row-1, row-2, ...), so they pair only with files in the same row order"
+            )
+        metrics = _metric_columns(path, table, options.scales, notices)
         cases = [self._case(path, table, i, cols, metrics) for i in range(len(table.rows))]
+        refused = {m: sum("scale unknown" in c.errors.get(m, "") for c in cases) for m in metrics}
+        notices += scale_notices(path, metrics.values(), refused)
         cases = unique_case_ids(cases)
-        claims = self._claims(path, options, cases)
+        claims = self._claims(path, options, cases) if cols is not NO_TEXT else {}
         if claims:
             cases = [_with_claims(c, claims[i]) if i in claims else c for i, c in enumerate(cases)]
-        sha = sha256_bytes(data)
-        version = "0.2+" if cols is V02 else "0.1"
+        version = "0.2+" if cols is V02 else "0.1" if cols is V01 else "scores only"
         run = build_run(
             path,
             sha,
@@ -168,40 +260,44 @@ class RagasImporter:
         table: Table,
         i: int,
         cols: dict[str, str],
-        metrics: dict[str, tuple[float, float] | None],
+        metrics: dict[str, MetricScale],
     ) -> Case:
         row = table.rows[i]
         where = f"row {table.lines[i]}" if table.kind != "json" else f"record {i + 1}"
-        question = row.get(cols["question"])
+        question = row.get(cols["question"]) if cols is not NO_TEXT else f"row {i + 1}"
         if not isinstance(question, str) or not question.strip():
             raise fail(
                 path,
-                f"{where}, column {cols['question']!r}: expected the question text, found {question!r}",
+                f"{where}, column {cols['question']!r}: expected the question text, "
+                f"found {str(question)[:40]!r}",
             )
         answer = row.get(cols["answer"])
         if is_missing(answer):
             answer = ""
         if not isinstance(answer, str):
-            raise fail(path, f"{where}, column {cols['answer']!r}: expected text, found {answer!r}")
+            raise fail(
+                path,
+                f"{where}, column {cols['answer']!r}: expected text, found {str(answer)[:40]!r}",
+            )
         contexts = _contexts(path, where, cols["contexts"], row.get(cols["contexts"]))
         reference = _reference(row, cols["reference"])
         scores: dict[str, Score] = {}
         errors: dict[str, str] = {}
-        for metric, scale in metrics.items():
+        refused: dict[str, Any] = {}
+        for metric, ms in metrics.items():
             cell = row.get(metric)
             if is_missing(cell):
                 errors[metric] = "RAGAS produced no score (NaN): the metric failed for this case"
                 continue
             raw = as_number(cell)
             assert raw is not None  # _metric_columns checked every cell
-            if scale is None:
-                scores[metric] = Score(value=clamp01(raw), raw=raw)
+            graded = ms.score(raw, raw)
+            if isinstance(graded, Score):
+                scores[metric] = graded
             else:
-                low, high = scale
-                scores[metric] = Score(
-                    value=clamp01((raw - low) / (high - low)), raw=raw, scale=scale
-                )
-        metadata = {
+                errors[metric] = graded
+                refused[metric] = cell
+        metadata: dict[str, Any] = {
             k: v
             for k, v in row.items()
             if k not in metrics and k not in cols.values() and not is_missing(v)
@@ -210,8 +306,10 @@ class RagasImporter:
             k: v if isinstance(v, str | int | float | bool) else json.dumps(v, default=str)
             for k, v in metadata.items()
         }
+        for metric, cell in refused.items():
+            metadata = keep_raw(metadata, metric, cell)
         return Case(
-            case_id=stable_case_id(question),
+            case_id=stable_case_id(question) if cols is not NO_TEXT else f"row-{i + 1}",
             question=question,
             answer=answer,
             reference=reference,
@@ -235,9 +333,11 @@ class RagasImporter:
         return _traces.load_claims(sibling, questions, strict=False)
 
 
-def _metric_columns(path: Path, table: Table) -> dict[str, tuple[float, float] | None]:
-    """Metric columns and their scale: None for [0, 1] scores, (1, 5) for rubric scores."""
-    metrics: dict[str, tuple[float, float] | None] = {}
+def _metric_columns(
+    path: Path, table: Table, declared: Mapping[str, Scale], notices: list[str]
+) -> dict[str, MetricScale]:
+    """Metric columns, each with its scale: RAGAS's own (rubrics 1-5, else [0, 1]) or declared."""
+    metrics: dict[str, MetricScale] = {}
     for column in table.columns:
         if column in NON_METRIC:
             continue
@@ -261,16 +361,7 @@ def _metric_columns(path: Path, table: Table) -> dict[str, tuple[float, float] |
                 f"row {table.lines[i]}, column {column!r}: expected a score (a number, or empty "
                 f"for a failed metric), found {str(cell)[:60]!r}",
             )
-        if all(-_EPS <= v <= 1 + _EPS for v in values):
-            metrics[column] = None
-        elif all(v == int(v) and 1 <= v <= 5 for v in values):
-            metrics[column] = (1.0, 5.0)
-        else:
-            raise fail(
-                path,
-                f"column {column!r}: expected scores in [0, 1] (or 1-5 rubric scores), "
-                f"found {min(values)} to {max(values)}",
-            )
+        metrics[column] = _scale_of(path, column, values, declared, notices)
     all_nan = [
         c
         for c in table.columns
@@ -280,8 +371,92 @@ def _metric_columns(path: Path, table: Table) -> dict[str, tuple[float, float] |
         and re.fullmatch(r"[a-z_]+(\(.*\))?", c)
     ]
     for column in all_nan:
-        metrics[column] = None  # every case failed this metric: all errors, still a metric
+        # every case failed this metric: all errors, still a metric
+        metrics[column] = _scale_of(path, column, [], declared, notices)
     return metrics
+
+
+def _scale_of(
+    path: Path, metric: str, values: list[float], declared: Mapping[str, Scale], notices: list[str]
+) -> MetricScale:
+    known = RUBRIC_SCALE if _base(metric) in RUBRIC_METRICS else None
+    if known is not None:
+        note = conflict_notice(path, metric, "RAGAS", known, declared)
+        if note:
+            notices.append(note)
+    return resolve(metric, values, declared, known)
+
+
+def _base(column: str) -> str:
+    """`factual_correctness(mode=f1)` -> `factual_correctness`."""
+    return column.split("(", 1)[0].strip().lower()
+
+
+def _aggregate_header(columns: list[str]) -> bool:
+    names = [c.strip().lower() for c in columns]
+    if names and names[0] in _INDEX and len(names) == 3:
+        names = names[1:]
+    return tuple(names) in _AGGREGATE_HEADERS
+
+
+def _summary_run(
+    path: Path, sha: str, text: str, options: ImportOptions, notices: list[str]
+) -> RunFile:
+    """`metric,score` rows (RAGAS means saved as a table): a run of stated figures, no cases."""
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
+    header = [h.strip().lower() for h in next(reader)]
+    skip = 1 if header[0] in _INDEX and len(header) == 3 else 0
+    stated: list[StatedFigure] = []
+    seen: set[str] = set()
+    for number, cells in enumerate(reader, start=2):
+        cells = cells[skip:]
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) != 2:
+            raise fail(path, f"row {number}: expected 2 cells (metric, score), found {len(cells)}")
+        metric, cell = cells[0].strip(), cells[1]
+        if not metric or metric in seen:
+            raise fail(path, f"row {number}: expected a metric name used once, found {metric!r}")
+        seen.add(metric)
+        if is_missing(cell):
+            stated.append(StatedFigure(metric=metric, value=None, raw=None, statistic="mean"))
+            continue
+        number_value = as_number(cell)
+        if number_value is None:
+            raise fail(
+                path, f"row {number}, metric {metric!r}: expected a number, found {cell[:40]!r}"
+            )
+        ms = _scale_of(path, metric, [number_value], options.scales, notices)
+        graded = ms.score(number_value, number_value)
+        if isinstance(graded, Score):
+            stated.append(
+                StatedFigure(
+                    metric=metric,
+                    value=graded.value,
+                    raw=number_value,
+                    statistic="mean",
+                    scale=graded.scale,
+                )
+            )
+        else:
+            notices.append(f"{path}: {graded}")
+            stated.append(
+                StatedFigure(metric=metric, value=None, raw=number_value, statistic="mean")
+            )
+    if not stated:
+        raise fail(path, "a metric,score table with no rows")
+    notices.append(
+        f"{path}: only the mean of each metric (no per-case rows): a summary-only run, "
+        "listed with its stated means; compare needs per-case results"
+    )
+    run = build_run(
+        path,
+        sha,
+        "ragas",
+        options,
+        config=unrecorded_config(path, options, ragas_columns="means only"),
+    )
+    return RunFile(run=dataclasses.replace(run, stated=tuple(stated)), cases=())
 
 
 def _contexts(path: Path, where: str, column: str, cell: Any) -> tuple[Chunk, ...]:

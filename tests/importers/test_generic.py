@@ -41,19 +41,25 @@ def test_csv_with_map() -> None:
     assert cases[0].metadata == {"tokens": "120"}  # unmapped columns are kept, not scored
 
 
-def test_csv_without_map_explains_what_to_do() -> None:
-    with pytest.raises(ImportFormatError, match=r"question=COL"):
-        detect(DATA / "homegrown.csv")
+def test_csv_without_map_imports_the_question_and_says_the_answer_is_missing() -> None:
+    # `query` is a known name for the question; the answer column (`generated`) is not
+    path = DATA / "homegrown.csv"
+    assert detect(path).name == "generic"
+    notices: list[str] = []
+    [run_file] = load_file(path, notices=notices)
+    assert run_file.cases[0].question == "Who approves late refunds?"
+    assert all(c.answer == "" for c in run_file.cases)
+    assert any("no answer column" in n and "--map answer=COL" in n for n in notices), notices
 
 
 def test_jsonl_by_common_names() -> None:
     path = DATA / "harness.jsonl"
     assert detect(path).name == "generic"
-    [run_file] = load_file(path)
+    [run_file] = load_file(path, options=ImportOptions(scales={"answer_relevance": (1.0, 5.0)}))
     first, _, gift = run_file.cases
     assert first.case_id == stable_case_id("Who approves late refunds?")
     assert first.contexts[0].source == "refund_policy.md" and first.contexts[0].score == 0.83
-    # 1-5 ratings are normalised: (4 - 1) / 4
+    # the declared 1-5 scale: (4 - 1) / (5 - 1)
     assert (
         first.scores["answer_relevance"].value == 0.75 and first.scores["answer_relevance"].raw == 4
     )
@@ -62,10 +68,23 @@ def test_jsonl_by_common_names() -> None:
     assert "faithfulness" in gift.errors
 
 
+def test_undeclared_rating_is_an_error_with_the_raw_value_kept() -> None:
+    notices: list[str] = []
+    [run_file] = load_file(DATA / "harness.jsonl", notices=notices)
+    first = run_file.cases[0]
+    assert "answer_relevance" not in first.scores
+    assert first.errors["answer_relevance"].startswith(
+        "scale unknown for answer_relevance (value 4"
+    )
+    assert "--scale answer_relevance=LOW:HIGH" in first.errors["answer_relevance"]
+    assert first.metadata["raw_score:answer_relevance"] == 4
+    assert any("answer_relevance: 3 value(s) not scored" in n for n in notices), notices
+
+
 def test_markdown_report_table() -> None:
     path = DATA / "harness_report.md"
     assert detect(path).name == "generic"
-    [run_file] = load_file(path)
+    [run_file] = load_file(path, scales={"relevance": (1.0, 5.0)})
     assert [c.case_id for c in run_file.cases] == ["refund-01", "billing-02", "login-03", "gift-04"]
     faith = [c.scores["faithfulness"].value for c in run_file.cases if "faithfulness" in c.scores]
     assert (
@@ -92,7 +111,8 @@ def test_percent_and_label_scores(tmp_path: Path) -> None:
             r"--map question=nope: no such column",
         ),
         ("question,answer,f\nq,a,0.5\n", {"colour": "f"}, "unknown field"),
-        ("query,f\nq,0.5\n", {}, "no answer column"),
+        ("query,f\n7,lots\n", {}, "no score columns"),
+        ("id,text,f\n7,hello,0.5\n", {}, r"no question column \(columns: id, text, f\)"),
         ("question,answer,f\nq,a,0.5\nq2,a2,lots\n", {"score:f": "f"}, r"row 3, column 'f'"),
         ("question,answer\n", {}, "no rows"),
         ("", {}, "empty"),

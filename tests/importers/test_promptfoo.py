@@ -193,7 +193,7 @@ def test_name_and_set(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "pattern"),
     [
-        ("TRUNCATED", r"not valid JSON|expected one JSON result per line"),
+        ("TRUNCATED", r"out\.json:\d+:\d+: invalid JSON .*truncated\?"),
         ('{"results": {"version": 3, "results": "none"}}', "results.results to be a list"),
         (
             '{"results": {"version": 3, "results": [{"namedScores": "high", "vars": {}}]}}',

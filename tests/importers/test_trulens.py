@@ -1,0 +1,84 @@
+"""TruLens default.sqlite (made by trulens itself): one run per app version, the RAG triad."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ragtui.importers import ImportFormatError, detect, load_file
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "trulens"
+DB = DATA / "default.sqlite"
+EXPECTED = json.loads((DATA / "expected.json").read_text())
+METRICS = {
+    "Groundedness": "groundedness",
+    "Answer Relevance": "answer_relevance",
+    "Context Relevance": "context_relevance",
+}
+
+
+def _runs() -> dict[str, object]:
+    return {r.run.config["app_version"]: r for r in load_file(DB)}
+
+
+def test_detected_and_one_run_per_app_version() -> None:
+    assert detect(DB).name == "trulens"
+    runs = _runs()
+    assert sorted(runs) == ["base", "strict"]
+    assert all(len(r.cases) == 4 for r in runs.values())
+    assert runs["base"].run.config_key != runs["strict"].run.config_key
+
+
+@pytest.mark.parametrize("version", ["base", "strict"])
+@pytest.mark.parametrize("feedback", sorted(METRICS))
+def test_means_equal_trulens_leaderboard(version: str, feedback: str) -> None:
+    run = _runs()[version]
+    metric = METRICS[feedback]
+    values = [c.scores[metric].value for c in run.cases if metric in c.scores]
+    assert sum(values) / len(values) == pytest.approx(EXPECTED[version][feedback])
+
+
+def test_failed_feedback_is_an_error_and_cases_pair_across_versions() -> None:
+    runs = _runs()
+    gift = next(c for c in runs["base"].cases if "gift" in c.question)
+    assert set(gift.errors) == {"groundedness", "answer_relevance"}
+    assert gift.errors["groundedness"].startswith("TruLens feedback failed: RuntimeError")
+    assert "context_relevance" in gift.scores
+    ids = {v: [c.case_id for c in r.cases] for v, r in runs.items()}
+    assert ids["base"] == ids["strict"]  # the same questions: paired by case id
+
+
+def test_reasons_contexts_and_groundedness_claims() -> None:
+    first = _runs()["base"].cases[0]
+    assert first.question == "Who approves refunds requested after 30 days?"
+    assert first.answer == "A manager approves them. They are paid back by card."
+    assert first.contexts[0].text.startswith("Refunds requested more than 30 days")
+    assert [(c.text, c.verdict) for c in first.claims] == [
+        ("A manager approves them.", "PARTIAL"),
+        ("They are paid back by card.", "UNSUPPORTED"),
+    ]
+    assert "50% of the words are found" in first.scores["groundedness"].reason
+    assert first.scores["answer_relevance"].scale == (0.0, 1.0)
+
+
+def test_events_only_database_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    db = tmp_path / "default.sqlite"
+    with sqlite3.connect(db) as con:
+        for table in ("trulens_apps", "trulens_records", "trulens_feedbacks"):
+            con.execute(f"CREATE TABLE {table} (app_id TEXT, record_id TEXT)")
+        con.execute("CREATE TABLE trulens_events (event_id TEXT)")
+        con.execute("INSERT INTO trulens_events VALUES ('e1')")
+    with pytest.raises(ImportFormatError, match="TRULENS_OTEL_TRACING=0"):
+        load_file(db)
+
+
+def test_corrupt_database_is_one_clear_error(tmp_path: Path) -> None:
+    db = tmp_path / "default.sqlite"
+    data = DB.read_bytes()
+    db.write_bytes(data[:4096] + b"\x00garbage" * 200)
+    with pytest.raises(ImportFormatError) as info:
+        load_file(db, "trulens")
+    assert str(info.value).startswith(str(db)) and "\n" not in str(info.value)
