@@ -24,8 +24,12 @@ def screen_actions(screen: Screen) -> Iterator[tuple[str, str, str, DOMNode]]:
         if binding.action in seen or not active.enabled:
             continue
         seen.add(binding.action)
+        # the short name first ("trends"), then what it does: a search finds either
+        name = binding.description
+        tooltip = binding.tooltip
+        text = f"{name}: {tooltip}" if tooltip and tooltip.lower() != name.lower() else name
         yield (
-            binding.tooltip or binding.description,
+            text,
             screen.app.get_key_display(binding),
             binding.action,
             node,
@@ -47,7 +51,11 @@ class ActionsProvider(Provider):
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
+        words = query.casefold().split()
         for description, help_text, run in self._commands():
             score = matcher.match(description)
+            # any word of the name or the description finds it, in any order
+            if score <= 0 and words and all(w in description.casefold() for w in words):
+                score = 0.5
             if score > 0:
                 yield Hit(score, matcher.highlight(description), run, help=help_text)

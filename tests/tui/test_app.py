@@ -87,6 +87,24 @@ async def test_command_palette_runs_a_screen_action(history, make_app) -> None:
         assert app.screen.marks == {"baseline-1121": "B"}
 
 
+async def test_the_palette_finds_an_action_by_any_word_of_its_name(history, make_app) -> None:
+    """Issue 14: "trends" (the binding's name, not in its description) and "time means"
+    (two words of the description, out of order) both find the Trends action."""
+    from ragtui.tui.screens.trends import TrendsScreen
+
+    for query in ("trends", "time means"):
+        app = make_app(history)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_ready(app, pilot)
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            await pilot.press(*query)
+            await pilot.pause(0.3)
+            await pilot.press("enter")
+            await wait_ready(app, pilot)
+            assert isinstance(app.screen, TrendsScreen), query
+
+
 async def test_run_names_and_ids_show_literally(tmp_path: Path, make_app) -> None:
     name = "[bold red]evil[/] \x1b]8;;http://x\x1b\\link"
     run = Run(
