@@ -89,11 +89,17 @@ class Workspace:
         self.close()
 
 
-def open_folder(folder: str | Path) -> Store:
+def _import_options(config: Config) -> dict[str, object]:
+    """The configuration's settings for converting foreign files (declared metric scales)."""
+    scales = getattr(config, "scales", None)
+    return {"scales": dict(scales)} if scales else {}
+
+
+def open_folder(folder: str | Path, config: Config | None = None) -> Store:
     """The folder's index, after importing foreign result files (RAGAS CSVs, Inspect logs, …)
     into `folder/imported/` on the fly. Import notices join the store's notices."""
     folder = Path(folder)
-    written, notices = import_foreign_files(folder)
+    written, notices = import_foreign_files(folder, **_import_options(config or Config()))
     store = Store.open(folder)
     if written:
         store.notices.append(
@@ -107,7 +113,7 @@ def open_workspace(path: str | Path | None) -> Workspace:
     """Resolve the folder, read its configuration once, convert foreign files, open the index."""
     folder, notice = resolve_folder(path)
     config, config_error = read_config(folder)
-    store = open_folder(folder)
+    store = open_folder(folder, config)
     notices = [n for n in (notice, config_error) if n]
     return Workspace(
         folder=folder,
@@ -115,4 +121,35 @@ def open_workspace(path: str | Path | None) -> Workspace:
         config=config,
         notices=[*notices, *store.notices],
         config_error=config_error,
+    )
+
+
+@dataclass(frozen=True)
+class FolderChanges:
+    """What a refresh found: runs (re)indexed, runs whose file is gone, files that failed."""
+
+    changed: list[str]  # run ids indexed anew (new or grown files)
+    removed: list[str]
+    failed: list[str]  # one line per file that could not be read
+    notices: list[str]
+
+    @property
+    def any(self) -> bool:
+        return bool(self.changed or self.removed or self.failed)
+
+
+def refresh_workspace(workspace: Workspace) -> FolderChanges:
+    """Convert new foreign files, then index new and changed run files (a stat per unchanged
+    file): what the live folder watch and the `r` key run. Call it off the UI thread."""
+    _, notices = import_foreign_files(workspace.folder, **_import_options(workspace.config))
+    report = workspace.store.refresh()
+    by_path = {
+        str(Path(r["file_path"]).resolve()): r["run_id"] for r in workspace.store.runs().to_pylist()
+    }
+    changed = [by_path[key] for p in report.indexed if (key := str(Path(p).resolve())) in by_path]
+    return FolderChanges(
+        changed=changed,
+        removed=list(report.removed),
+        failed=[str(f) for f in report.failed],
+        notices=notices,
     )

@@ -14,8 +14,13 @@ from textual.widget import Widget
 from ragtui.config import DEFAULT_MARGIN
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
-from ragtui.services.workspace import Workspace, open_workspace
-from ragtui.tui.messages import StoreFailed, StoreOpened
+from ragtui.services.workspace import (
+    FolderChanges,
+    Workspace,
+    open_workspace,
+    refresh_workspace,
+)
+from ragtui.tui.messages import RunsChanged, StoreFailed, StoreOpened
 from ragtui.tui.palette import ActionsProvider
 from ragtui.tui.screens.runs import RunsScreen
 
@@ -50,9 +55,10 @@ class RagtuiApp(App[None]):
         "page_up": ("page_up",),
     }
 
-    def __init__(self, folder: Path, notice: str | None = None) -> None:
+    def __init__(self, folder: Path, notice: str | None = None, *, watch: bool = True) -> None:
         super().__init__()
         self.folder = Path(folder)
+        self.watch = watch  # live folder: off for snapshot tests, which want a still picture
         self.notice = notice
         self.workspace: Workspace | None = None
         self.store_error: str | None = None  # why the folder could not be opened
@@ -96,6 +102,45 @@ class RagtuiApp(App[None]):
                 str(problem), title="skipped file", severity="error", timeout=15, markup=False
             )
         self.runs_screen.store_ready(message.workspace.store)
+        if self.watch:
+            self.watch_folder()
+
+    # ------------------------------------------------------------ the live folder
+
+    @work(exclusive=True, group="watch")
+    async def watch_folder(self) -> None:
+        """Watch the open folder: a run file that a harness writes (or grows) shows up in Runs
+        within a second or two, without a restart."""
+        from watchfiles import awatch
+
+        try:
+            async for _ in awatch(
+                self.folder, watch_filter=_worth_a_look, debounce=300, step=50, recursive=True
+            ):
+                self.refresh_folder()
+        except Exception as exc:  # e.g. the folder was deleted: say so, keep the app
+            self.notify(f"stopped watching {self.folder}: {exc}", severity="warning", markup=False)
+
+    @work(thread=True, exclusive=True, group="refresh")
+    def refresh_folder(self) -> None:
+        """Re-index what changed (the watch and the `r` key), then tell every screen."""
+        if self.workspace is None:
+            return
+        try:
+            changes = refresh_workspace(self.workspace)
+        except Exception as exc:  # a worker reports its failure; it never ends the app
+            self.call_from_thread(self.notify, str(exc), severity="error", markup=False)
+            return
+        self.call_from_thread(self._folder_refreshed, changes)
+
+    def _folder_refreshed(self, changes: FolderChanges) -> None:
+        for line in changes.notices:
+            self.notify(line, title="notice", severity="warning", timeout=10, markup=False)
+        for line in changes.failed:
+            self.notify(line, title="skipped file", severity="error", timeout=15, markup=False)
+        if changes.any:
+            for screen in self.screen_stack:
+                screen.post_message(RunsChanged(changes.changed, changes.removed))
 
     def on_store_failed(self, message: StoreFailed) -> None:
         self.store_error = message.error
@@ -189,3 +234,9 @@ class RagtuiApp(App[None]):
 def run_app(folder: Path, notice: str | None = None) -> None:
     """Entry point of `ragtui [PATH]` / `ragtui open`."""
     RagtuiApp(folder, notice=notice).run()
+
+
+def _worth_a_look(change: object, path: str) -> bool:
+    """Changes that can alter the runs: not the index itself, not batch journals."""
+    name = Path(path).name
+    return not (name.startswith(".ragtui.duckdb") or name.endswith(".replies"))

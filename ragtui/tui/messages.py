@@ -21,3 +21,12 @@ class StoreFailed(Message):
     def __init__(self, error: str) -> None:
         super().__init__()
         self.error = error
+
+
+class RunsChanged(Message):
+    """Run files in the open folder changed on disk and are indexed again (the live watch or
+    `r`): `changed` run ids were (re)indexed, `removed` ones are gone. Sent to every screen."""
+
+    def __init__(self, changed: list[str], removed: list[str]) -> None:
+        super().__init__()
+        self.changed, self.removed = changed, removed

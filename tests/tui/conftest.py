@@ -155,10 +155,11 @@ def sample_copy(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def make_app() -> Callable[..., RagtuiApp]:
-    """RagtuiApp(folder) factory (the app closes its store when it exits)."""
+    """RagtuiApp(folder) factory (the app closes its store when it exits). The live folder
+    watch is off unless a test asks for it: most tests want a folder that holds still."""
 
-    def factory(folder: Path, notice: str | None = None) -> RagtuiApp:
-        return RagtuiApp(folder, notice=notice)
+    def factory(folder: Path, notice: str | None = None, *, watch: bool = False) -> RagtuiApp:
+        return RagtuiApp(folder, notice=notice, watch=watch)
 
     return factory
 
@@ -170,10 +171,13 @@ async def wait_ready(app: RagtuiApp, pilot, timeout: float = 60.0) -> None:  # t
     """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        await app.workers.wait_for_complete()
+        # the live folder watch runs for as long as the app: it is never "finished"
+        busy = [w for w in app.workers if w.group != "watch"]
+        if busy:  # (an empty list would mean "all workers" to wait_for_complete)
+            await app.workers.wait_for_complete(busy)
         await pilot.pause()
         settled = app.store_error is not None or (app.store is not None and app.runs_screen.loaded)
-        if settled and not app.workers:
+        if settled and not [w for w in app.workers if w.group != "watch"]:
             break
         await pilot.pause(0.02)
     else:

@@ -160,6 +160,47 @@ async def test_r_picks_up_a_new_run_file(history, make_app) -> None:
         assert table.shown_runs()[-1] == "late"
 
 
+async def test_a_run_file_being_written_shows_up_and_grows_without_a_restart(
+    history, make_app
+) -> None:
+    """Issue 14: the open folder is watched. A harness writes a run file case by case (header
+    first, then appended lines): it appears in Runs, and its N grows, with no key pressed."""
+    import asyncio
+    import json
+
+    from ragtui.core.runfile import case_to_json, header_to_json
+
+    app = make_app(history, watch=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        run = Run(id="live", name="live", created_at="2026-11-29T00:00:00Z", judge=JUDGE)
+        cases = history_cases(6, 0.9, seed=4)
+        path = history / f"live{SUFFIX}"
+        with path.open("w", encoding="utf-8") as handle:
+            handle.write(json.dumps(header_to_json(run)) + "\n")
+            for case in cases[:2]:
+                handle.write(json.dumps(case_to_json(case)) + "\n")
+
+        async def until(check) -> None:  # type: ignore[no-untyped-def]
+            for _ in range(200):  # the watch debounces 0.3 s; a loaded machine needs longer
+                await asyncio.sleep(0.05)
+                await pilot.pause()
+                if check():
+                    return
+            raise AssertionError("the Runs screen did not follow the file")
+
+        def n_cases() -> int | None:
+            rows = [r.run for r in app.screen.rows if r.run["id"] == "live"]
+            return rows[0]["n_cases"] if rows else None
+
+        await until(lambda: "live" in table.shown_runs() and n_cases() == 2)
+        with path.open("a", encoding="utf-8") as handle:
+            for case in cases[2:]:
+                handle.write(json.dumps(case_to_json(case)) + "\n")
+        await until(lambda: n_cases() == 6)
+
+
 async def test_sample_history_tour(sample_copy, make_app) -> None:
     """Mark A and B on the demo history, compare, come back, Trends, Help."""
     from ragtui.tui.screens.compare import CompareScreen

@@ -18,7 +18,7 @@ from tests.tui.conftest import wait_ready, write_history
 def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RagtuiApp:
     write_history(tmp_path / "runs")
     monkeypatch.chdir(tmp_path)
-    return RagtuiApp(Path("runs"))
+    return RagtuiApp(Path("runs"), watch=False)
 
 
 def ready(*keys: str):  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ from ragtui.core.runfile import SUFFIX
 from ragtui.core.store import Store
 from ragtui.core.views import run_rows
 from ragtui.format import printable
+from ragtui.tui.messages import RunsChanged
 from ragtui.tui.widgets.run_table import RunRow, RunTable, group_rows
 from ragtui.tui.widgets.title_bar import TitleBar
 
@@ -240,7 +241,13 @@ class RunsScreen(Screen[None]):
     def on_screen_resume(self) -> None:
         # back from another screen: a re-judge or noise rerun may have written new run files
         if self.loaded and self.ragtui.store is not None:
-            self.reload_store(self.ragtui.store)
+            self.load_runs(self.ragtui.store)  # what the batch indexed itself
+            self.ragtui.refresh_folder()  # and anything else written meanwhile
+
+    def on_runs_changed(self, message: RunsChanged) -> None:
+        """Run files changed on disk (the live watch, `r`, a finished batch): list them anew."""
+        if self.ragtui.store is not None:
+            self.load_runs(self.ragtui.store)
 
     def action_trends(self) -> None:
         if not self.loaded:
@@ -263,20 +270,8 @@ class RunsScreen(Screen[None]):
         if self.ragtui.store is None:
             return
         self._status("re-scanning the runs folder…")
-        self.reload_store(self.ragtui.store)
-
-    @work(thread=True, exclusive=True, group="runs")
-    def reload_store(self, store: Store) -> None:
-        try:
-            report = store.refresh()
-        except Exception as err:  # a worker reports its failure; it never ends the app
-            self.app.call_from_thread(self.notify, str(err), severity="error", markup=False)
-            return
-        for problem in report.failed:  # a file that became unreadable or malformed
-            self.app.call_from_thread(
-                self.notify, str(problem), title="skipped file", severity="error", markup=False
-            )
-        self.app.call_from_thread(self.load_runs, store)
+        self.ragtui.refresh_folder()
+        self.set_timer(2, self._status)  # the summary again, in case nothing changed
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
