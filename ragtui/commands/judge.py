@@ -350,11 +350,8 @@ def _same_judge_a(store: Store, parent_id: str, group: list[str]) -> str:
 def _verdict(
     store: Store, a: str, b: str, metrics: list[str], margin: float, as_json: bool
 ) -> dict[str, Any] | None:
-    from rich.console import Console
-
-    from ragtui.commands.compare import _table, detail_lines
+    from ragtui.commands.compare import print_comparison
     from ragtui.core.compare import compare_runs
-    from ragtui.format import printable
 
     have_b = set(store.metrics([store.resolve_run(b)]))
     c = compare_runs(
@@ -362,11 +359,7 @@ def _verdict(
     )
     if as_json:
         return c.to_json()
-    Console(highlight=False).print(_table(c))
-    for line in [*c.noise_lines, *detail_lines(c)]:
-        click.echo(printable(line))
-    for w in c.warnings:
-        click.echo("! " + printable(w))
+    print_comparison(c)
     return None
 
 
