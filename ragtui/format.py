@@ -142,6 +142,7 @@ _METHODS = {
     Method.SCORE: "Tango score / McNemar",
     Method.CLUSTER_SIGN_FLIP: "sign-flip by cluster",
     Method.CLUSTER_T: "cluster-robust t",
+    Method.NO_SPREAD: "exact bound (no spread)",
     Method.NONE: "—",
 }
 
@@ -173,6 +174,21 @@ def method_name(m: MetricResult) -> str:
     return name
 
 
+_SHORT_METHODS = {
+    Method.T: "paired t",
+    Method.SCORE: "score",
+    Method.CLUSTER_SIGN_FLIP: "by cluster",
+    Method.CLUSTER_T: "by cluster",
+    Method.NO_SPREAD: "no spread",
+    Method.NONE: "—",
+}
+
+
+def short_method(m: MetricResult) -> str:
+    """The method in a table column; `method_name` gives the full name in the notes."""
+    return _SHORT_METHODS[m.method]
+
+
 def scale_text(scales: tuple[ScaleInfo, ...]) -> str:
     if not scales:
         return "nothing"
@@ -200,12 +216,15 @@ def verdict_reason(m: MetricResult, margin: float) -> str:
     if v is Verdict.TOO_FEW:
         if m.n and not m.spread:
             head = (
-                f"all {m.n} deltas are {signed_pts(m.delta)}: no spread to tell noise from change"
+                f"all {m.n} deltas are {signed_pts(m.delta)}: no spread to tell noise from "
+                "change (a cached copy, or a change this metric does not see)"
             )
         elif m.method in (Method.CLUSTER_SIGN_FLIP, Method.CLUSTER_T):
             head = f"{m.units} clusters: a test by cluster needs at least 6"
         else:
             head = f"{m.n} cases: no test at α .05 can decide"
+        if m.n_detect is None and m.n_no_change is None:
+            return head
         return f"{head}; {need}"
     if v in (Verdict.IMPROVED, Verdict.REGRESSED):
         out = f"adjusted p {p_value(m.p_adj)} < .05 ({method_name(m)})"

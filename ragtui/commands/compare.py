@@ -136,7 +136,7 @@ def table_cells(m: MetricResult) -> tuple[str, ...]:
         fmt.errors_pair(m),
         signed_pts(m.delta),
         ci_text(m),
-        fmt.method_name(m),
+        fmt.short_method(m),
         p_value(m.p_adj),
         pts(m.noise_floor),
         pts(m.mde),
@@ -170,7 +170,9 @@ def _table(c: Comparison):  # -> rich Table; rich is imported only by the CLI
 def print_comparison(c: Comparison) -> None:
     from rich.console import Console
 
-    Console(highlight=False).print(_table(c))
+    # piped output is read by scripts and diffs: one row per line, never wrapped at 80
+    width = None if sys.stdout.isatty() else 200
+    Console(highlight=False, width=width).print(_table(c))
     for line in comparison_lines(c):
         click.echo(printable(line))
 

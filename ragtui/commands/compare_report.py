@@ -29,7 +29,7 @@ def _a_values(c: Comparison, metric: str, case_id: str) -> str:
     cv = c.case_values(metric, case_id)
     if cv is None or len(cv.a_runs) < 2:
         return ""
-    return " (A's reruns " + " / ".join(fmt.short_pts(v) for _, v in cv.a_runs) + ")"
+    return "  (A's reruns " + " / ".join(fmt.short_pts(v) for _, v in cv.a_runs) + ")"
 
 
 def render_report(c: Comparison, store: Store) -> str:

@@ -98,11 +98,6 @@ def analyse_metric(
         discordance = (fixed + broke) / est.n if est.n else 0.0  # type: ignore[operator]
         pw = power.power_mcnemar(margin, est.n, discordance)
         n_detect = power.n_mcnemar(discordance, margin, tests)
-        n_no_change = (
-            power.n_binary_no_flip(margin)
-            if not fixed and not broke
-            else power.n_to_show_no_change(sd, margin)
-        )
     else:
         pw = (
             power.power_t(margin, est.se, est.df)
@@ -110,7 +105,8 @@ def analyse_metric(
             else power.power_normal(margin, est.se)
         )
         n_detect = power.n_to_detect(sd, margin, tests)
-        n_no_change = power.n_to_show_no_change(sd, margin)
+    # with no spread, "no meaningful change" is out of reach at any N (rule 2)
+    n_no_change = power.n_to_show_no_change(sd, margin) if est.spread else None
     ci95, ci90 = est.ci95 or (None, None), est.ci90 or (None, None)
     result = MetricResult(
         metric=metric,

@@ -28,6 +28,7 @@ ALPHA = 0.05
 EXACT_CLUSTERS = 16  # 2^16 sign patterns enumerated
 SIGN_FLIP_MAX_CLUSTERS = 2000  # past this the cluster totals' mean is normal enough
 SIGN_FLIPS = 10_000
+SPREAD_TOLERANCE = 1e-12  # float dust (0.75 - 0.5 vs 0.25) is not spread
 
 Pair = tuple[float, float]
 
@@ -53,6 +54,35 @@ def _none(method: Method, n: int, units: int, delta: float | None, spread: bool)
     return Estimate(method, n, units, delta, None, None, None, None, None, spread, False, math.inf)
 
 
+def no_spread_interval(value: float, n: int, level: float = 0.95) -> Pair:
+    """Every one of n deltas equals `value`: no variance to build a t-interval from, but an
+    exact bound all the same. At most a share u of all cases can differ from `value` (u the
+    Clopper-Pearson upper bound for 0 of n), and a delta lies in [-1, 1], so the mean lies in
+    [value - (1 + value)·u, value + (1 - value)·u]."""
+    u = 1.0 - ((1.0 - level) / 2) ** (1.0 / n)
+    return max(-1.0, value - (1 + value) * u), min(1.0, value + (1 - value) * u)
+
+
+def _no_spread(d: np.ndarray, units: int) -> Estimate:
+    """The estimate of deltas that are all equal: bounds, no test (the verdict is too few)."""
+    n = int(d.size)
+    value = float(d.mean())
+    return Estimate(
+        method=Method.NO_SPREAD,
+        n=n,
+        units=units,
+        delta=value,
+        se=None,  # no spread measured: no MDE of 0.0, no power of 1
+        df=None,
+        ci95=no_spread_interval(value, n, 0.95),
+        ci90=no_spread_interval(value, n, 0.90),
+        p=None,
+        spread=False,
+        can_detect=False,
+        tightest=math.inf,
+    )
+
+
 # ---------------------------------------------------------------- paired t
 
 
@@ -68,10 +98,12 @@ def t_interval(d: np.ndarray, level: float = 0.95) -> Pair | None:
 def t_estimate(d: np.ndarray) -> Estimate:
     d = np.asarray(d, dtype=float)
     n = int(d.size)
-    spread = n >= 2 and bool(np.ptp(d) > 0)
+    spread = n >= 2 and bool(np.ptp(d) > SPREAD_TOLERANCE)
     delta = float(d.mean()) if n else None
+    if n == 0:
+        return _none(Method.T, 0, 0, None, False)
     if not spread:
-        return _none(Method.T, n, n, delta, spread)
+        return _no_spread(d, n)
     se = float(d.std(ddof=1)) / math.sqrt(n)
     t = delta / se
     return Estimate(
@@ -143,7 +175,7 @@ def score_estimate(a: np.ndarray, b: np.ndarray) -> Estimate:
     fixed = int(np.count_nonzero((a == 0) & (b == 1)))
     broke = int(np.count_nonzero((a == 1) & (b == 0)))
     d = b - a
-    spread = n >= 2 and bool(np.ptp(d) > 0)
+    spread = n >= 2 and bool(np.ptp(d) > SPREAD_TOLERANCE)
     if n == 0:
         return _none(Method.SCORE, 0, 0, None, False)
     delta = (fixed - broke) / n
@@ -219,7 +251,7 @@ def cluster_estimate(d: np.ndarray, clusters: np.ndarray, rng: np.random.Generat
     totals, sizes = _cluster_totals(d, clusters)
     n, g = int(d.size), int(totals.size)
     delta = float(d.mean()) if n else None
-    spread = n >= 2 and bool(np.ptp(d) > 0)
+    spread = n >= 2 and bool(np.ptp(d) > SPREAD_TOLERANCE)
     # the identity and the all-flipped pattern always tie the observed statistic: p >= 2 / 2^G
     least_p = 2.0 / 2.0**g if g < 64 else 0.0
     if g <= SIGN_FLIP_MAX_CLUSTERS:
@@ -227,7 +259,9 @@ def cluster_estimate(d: np.ndarray, clusters: np.ndarray, rng: np.random.Generat
         can_detect, can_bound = least_p < ALPHA, least_p < 2 * ALPHA
     else:
         method, can_detect, can_bound = Method.CLUSTER_T, True, True
-    if not spread or g < 2 or delta is None:
+    if n >= 1 and not spread:
+        return _no_spread(d, g)
+    if g < 2 or delta is None:
         return _none(method, n, g, delta, spread)
     # cluster-robust (CR1) SE: for the MDE and the sample-size advice, and CLUSTER_T
     resid = totals - sizes * delta
@@ -319,9 +353,9 @@ def mean_interval(values: np.ndarray, level: float = 0.95) -> Pair | None:
     [0, 1] since its variance is at most mean·(1 - mean).
     """
     v = np.asarray(values, dtype=float)
-    if v.size == 0:
+    if v.size < 2:
         return None
-    if is_binary(v) or np.ptp(v) == 0:
+    if is_binary(v) or np.ptp(v) <= SPREAD_TOLERANCE:
         return wilson_interval(float(v.sum()), int(v.size), level)
     ci = t_interval(v, level)
     if ci is None:

@@ -139,15 +139,6 @@ def n_mcnemar(discordance: float, margin: float, tests: int = 1) -> int | None:
     return _smallest_n(lambda n: power_mcnemar(margin, n, psi, alpha) >= POWER, 2)
 
 
-def n_binary_no_flip(margin: float) -> int | None:
-    """Cases with no flip at all for Tango's 90% interval to fall inside ±margin: with no
-    discordant pair its bound is z²/(n + z²)."""
-    if not 0 < margin < 1:
-        return None
-    z2 = float(sps.norm.ppf(0.95)) ** 2
-    return math.floor(z2 * (1 - margin) / margin) + 1
-
-
 def rerun_range_quantile(runs: int, level: float = 0.95) -> float:
     """The `level` quantile of the range of `runs` independent standard normals: a pure rerun's
     max - min of means is that many standard errors of one run's mean (2.77 for 2 runs)."""

@@ -621,7 +621,7 @@ def test_json_is_strict_json_without_nan(run_writer) -> None:
     c = compare_runs(run_writer.store(), "A", "B")
     text = json.dumps(c.to_json(rerun_values=True), allow_nan=False)
     m = c.metric("m")
-    assert (m.n, m.se, m.ci_low, m.mde) == (1, None, None, None)
+    assert (m.n, m.se, m.mde) == (1, None, None)
     assert m.verdict is Verdict.TOO_FEW
     assert c.metric("e").verdict is Verdict.NO_DATA
     assert c.human == [] or c.human[0].n == 1

@@ -31,11 +31,17 @@ def test_t_family_matches_scipy_ttest_rel() -> None:
     assert est.se == pytest.approx(sps.sem(b - a)) and est.df == 11
 
 
-def test_t_family_with_no_spread_has_no_interval() -> None:
-    a = np.array([0.25, 0.5, 0.75, 1.0])
+def test_no_spread_gets_an_exact_bound_and_no_test() -> None:
+    """80 deltas all 0: at most a Clopper-Pearson share of cases can differ, by at most 1."""
+    a = np.linspace(0, 1, 80) ** 2
     est = intervals.estimate(a, a + 0.0, rng=np.random.default_rng(0))
-    assert est.method is Method.T and not est.spread
-    assert est.ci95 is None and est.p is None and est.delta == 0.0
+    assert est.method is Method.NO_SPREAD and not est.spread
+    assert est.p is None and est.se is None and est.delta == 0.0
+    share = sps.binomtest(0, 80).proportion_ci(0.95, method="exact").high
+    assert est.ci95 == pytest.approx((-share, share))
+    # all +0.25: the mean lies within [0.25 - 1.25·u, 0.25 + 0.75·u]
+    up = intervals.estimate(a * 0.5, a * 0.5 + 0.25, rng=np.random.default_rng(0))
+    assert up.ci95 == pytest.approx((0.25 - 1.25 * share, 0.25 + 0.75 * share))
 
 
 # ---------------------------------------------------------------- binary: Tango / McNemar
