@@ -294,15 +294,15 @@ def note_text(n: Note) -> str:
                 f"{metric}: B equals A on all {count} cases: a cached grade, or a metric this "
                 "change cannot move"
             )
-        case RerunIdentical(side=side, run=run, twin=twin, metric=None):
+        case RerunIdentical(side=side, run=run, twin=twin, metrics=()):
             return (
                 f"rerun {run} of {side} is identical to {twin} on every score: a cache hit, "
                 "not a replicate (left out)"
             )
-        case RerunIdentical(side=side, run=run, twin=twin, metric=metric):
+        case RerunIdentical(side=side, run=run, twin=twin, metrics=metrics):
             return (
-                f"{metric}: rerun {run} of {side} is identical to {twin}: a cache hit on this "
-                "metric (left out of its mean and noise floor)"
+                f"rerun {run} of {side} is identical to {twin} on {', '.join(metrics)}: a cache "
+                "hit there (left out of those metrics' means and noise floors)"
             )
         case RerunDrift(metric=metric, side=side, run=run, reference=ref, shift=shift, p=p):
             return (
@@ -310,13 +310,13 @@ def note_text(n: Note) -> str:
                 f"points (p {p:.2g}): a systematic change, not noise"
             )
         case ErrorCounts() as e:
-            parts = f"A {e.errors_a} errors, {e.parse_failures_a} parse failures; B {e.errors_b} errors, {e.parse_failures_b} parse failures"
-            tail = (
-                ": A and B differ, so part of the change may be the judge failing"
-                if e.differ
-                else ""
+            counts = (
+                f"{e.metric}: errors A {e.errors_a}, B {e.errors_b} · parse failures "
+                f"A {e.parse_failures_a}, B {e.parse_failures_b}"
             )
-            return f"{e.metric}: {parts} (errors are counted, not scored; parse failures score 0){tail}"
+            if e.differ:
+                return f"{counts}: A and B differ, so part of the change may be the judge failing"
+            return f"{counts} (errors are counted, not averaged; parse failures score 0)"
         case Unpaired(metric=metric, only_a=oa, only_b=ob, n=count):
             return f"{metric}: {oa} cases only in A, {ob} only in B; compared on the {count} both scored"
         case LowAgreement() as g:
@@ -348,32 +348,40 @@ def note_text(n: Note) -> str:
 
 def budget_text(b: NoiseBudget) -> str:
     """ "faithfulness: per-case variance shares case .62, generation .25, judge .13 · to reach
-    MDE 5.0 pts (now 7.9): +140 cases, or judge ×3, or regenerate ×2"."""
+    MDE 5.0 pts (now 9.7): +140 cases, or judge ×3, or regenerate ×2"."""
 
     def share(part: float) -> str:
         return f"{min(1.0, part / b.var_delta):.2f}".removeprefix("0")
 
     parts = [f"case {share(b.var_case)}"]
-    if b.gen_part is not None:
-        parts.append(f"generation {share(b.gen_part)}")
-    if b.judge_part is not None:
+    if b.gen_part is not None and b.judge_part is not None:
+        parts += [f"generation {share(b.gen_part)}", f"judge {share(b.judge_part)}"]
+    elif b.judge_part is not None:
         parts.append(f"judge {share(b.judge_part)}")
+    elif b.rerun_part is not None:
+        parts.append(f"reruns (generation + judge) {share(b.rerun_part)}")
     levers = [f"+{b.add_cases:,} cases" if b.add_cases is not None else "more cases"]
     if b.judge_times is not None:
         levers.append(f"judge ×{b.judge_times}")
     if b.regen_times is not None:
         levers.append(f"regenerate ×{b.regen_times}")
-    unknown = []
-    if b.var_judge is None:
-        unknown.append("judge noise unknown (no judge-only reruns)")
-    if b.var_gen is None:
-        unknown.append("generation noise unknown (no full reruns)")
+    notes = []
+    if b.rerun_part is None:
+        notes.append("rerun noise unknown (no reruns)")
+    elif b.var_judge is None:
+        notes.append("judge share unknown (no judge-only reruns)")
+    elif b.var_gen is None:
+        notes.append("generation noise unknown (judge-only reruns: it is left out)")
+    if b.judge_lever and b.judge_times is None:
+        notes.append("judge repeats alone cannot reach it")
+    if b.regen_lever and b.regen_times is None:
+        notes.append("regenerating alone cannot reach it")
     goal = "reach" if b.target_mde < b.mde else "keep"
     return (
         f"{b.metric}: per-case variance shares {', '.join(parts)}"
         f" · to {goal} MDE {b.target_mde * 100:.1f} pts (now {b.mde * 100:.1f}): "
         + ", or ".join(levers)
-        + (f" · {'; '.join(unknown)}" if unknown else "")
+        + (f" · {'; '.join(notes)}" if notes else "")
     )
 
 

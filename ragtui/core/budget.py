@@ -49,11 +49,14 @@ class NoiseBudget:
     var_judge: float | None  # None: not measured (no judge-only reruns)
     gen_part: float | None  # what generation noise adds to var(d) as the runs stand
     judge_part: float | None  # what judge noise adds
+    rerun_part: float | None  # what both add (known even when the split is not)
     mde: float
     target_mde: float  # the margin when the MDE is above it, else half the MDE
     add_cases: int | None  # cases to add to reach the target
-    judge_times: int | None  # grade every answer k times (both sides)
-    regen_times: int | None  # regenerate and grade k times (both sides)
+    judge_times: int | None  # grade every answer k times (both sides); None: not within 20
+    regen_times: int | None  # regenerate and grade k times (both sides); None: not within 20
+    judge_lever: bool = False  # whether the judge lever could be assessed at all
+    regen_lever: bool = False
 
 
 def side_noise(x: np.ndarray, groups: Sequence[object]) -> SideNoise:
@@ -140,11 +143,14 @@ def noise_budget(
         var_judge=var_judge,
         gen_part=None if var_gen is None else _noise(sides, var_gen, 0.0, None, 1, 1),
         judge_part=None if var_judge is None else _noise(sides, 0.0, var_judge, None, 1, 1),
+        rerun_part=None if var_judge is None and var_total is None else noise_now,
         mde=mde,
         target_mde=target,
         add_cases=None if total is None else max(0, total - n),
         judge_times=judge_times,
         regen_times=regen_times,
+        judge_lever=var_judge is not None,
+        regen_lever=(var_gen is not None and var_judge is not None) or var_total is not None,
     )
 
 

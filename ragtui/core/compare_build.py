@@ -44,6 +44,7 @@ from ragtui.core.verdict import (
     NoReruns,
     Note,
     NotScored,
+    RerunIdentical,
     RerunMean,
     RerunRule,
     ScalesDiffer,
@@ -166,8 +167,10 @@ class Builder:
             or set(pro["A", m].scales) == set(pro["B", m].scales)
         ]
         tests = max(1, len(comparable))
+        self.dupes: dict[tuple[str, str, str], list[str]] = {}
         for mi, m in enumerate(names):
             self._metric(mi, m, pro["A", m], pro["B", m], rows_a, rows_b, clusters, tests)
+        out.warnings += [RerunIdentical(*key, tuple(ms)) for key, ms in self.dupes.items()]
         self._noise_notes(rows_a, rows_b)
         self._agreement(names)
         self._ppi(names)
@@ -204,8 +207,8 @@ class Builder:
             out.warnings.append(ScalesDiffer(m, pa_.scales, pb_.scales))
             out.results.append(MetricResult(m, 0, verdict=Verdict.NOT_COMPARABLE, **counts))
             return
-        ka = metric_replicates(grid, rows_a, mi, ids, "A", out.warnings)
-        kb = metric_replicates(grid, rows_b, mi, ids, "B", out.warnings)
+        ka = metric_replicates(grid, rows_a, mi, ids, "A", self.dupes)
+        kb = metric_replicates(grid, rows_b, mi, ids, "B", self.dupes)
         paired = (st[0] == 1) & (st[1] == 1)
         rep = Replicates(
             grid.case_ids[paired],

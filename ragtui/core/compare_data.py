@@ -129,22 +129,27 @@ def replicates(
         if twin is None:
             kept.append(r)
         else:
-            notes.append(RerunIdentical(side, ids[r], ids[twin], None))
+            notes.append(RerunIdentical(side, ids[r], ids[twin]))
     return kept
 
 
 def metric_replicates(
-    grid: ScoreGrid, rows: list[int], mi: int, ids: list[str], side: str, notes: list[Note]
+    grid: ScoreGrid,
+    rows: list[int],
+    mi: int,
+    ids: list[str],
+    side: str,
+    dupes: dict[tuple[str, str, str], list[str]],
 ) -> list[int]:
     """The same, per metric: a rerun that is a cache hit on this metric only is left out of
-    this metric's mean and noise floor (and says so)."""
+    this metric's mean and noise floor; `dupes` collects (side, run, twin) -> metrics."""
     kept: list[int] = []
     for r in rows:
         twin = next((k for k in kept if grid.same(k, r, mi)), None)
         if twin is None:
             kept.append(r)
         else:
-            notes.append(RerunIdentical(side, ids[r], ids[twin], grid.metric_names[mi]))
+            dupes.setdefault((side, ids[r], ids[twin]), []).append(grid.metric_names[mi])
     return kept
 
 

@@ -114,7 +114,7 @@ class RerunIdentical(Note):
     side: str
     run: str
     twin: str
-    metric: str | None  # None: on every score
+    metrics: tuple[str, ...] = ()  # the metrics it is identical on; () on every score
 
 
 @dataclass(frozen=True)

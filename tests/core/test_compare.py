@@ -175,7 +175,7 @@ def test_cache_hit_rerun_is_flagged_and_left_out(run_writer) -> None:
     run_writer.write("base-again", {"faithfulness": _values(ids, a)}, config={**BASE, "seed": 9})
     run_writer.write("cand", {"faithfulness": _values(ids, 1 - a)}, config={"prompt": "v9"})
     c = compare_runs(run_writer.store(), "base", "cand")
-    assert _notes(c, RerunIdentical) == [RerunIdentical("A", "base-again", "base", None)]
+    assert _notes(c, RerunIdentical) == [RerunIdentical("A", "base-again", "base")]
     assert c.metric("faithfulness").noise_floor is None
     assert c.reruns_a == ["base"]
 
@@ -193,7 +193,7 @@ def test_rerun_identical_on_one_metric_only_is_left_out_of_that_metric(run_write
     )
     run_writer.write("cand", {"rel": _values(ids, same), "f": _values(ids, f1)}, config={"p": 1})
     c = compare_runs(run_writer.store(), "base", "cand")
-    assert RerunIdentical("A", "base-2", "base", "rel") in c.warnings
+    assert RerunIdentical("A", "base-2", "base", ("rel",)) in c.warnings
     assert c.metric("rel").noise_floor is None and c.metric("rel").runs_a == 1
     assert c.metric("f").noise_floor is not None and c.metric("f").runs_a == 2
 

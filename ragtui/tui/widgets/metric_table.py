@@ -12,7 +12,7 @@ from textual.widgets import DataTable
 
 from ragtui import format as fmt
 from ragtui.core.compare import Agreement, Comparison, MetricResult
-from ragtui.core.verdict import LowAgreement, RerunRule, Verdict
+from ragtui.core.verdict import LowAgreement, Note, RerunIdentical, RerunRule, Verdict
 from ragtui.format import interval, p_value, pts, signed_pts
 from ragtui.tui.widgets.literal import join, lit
 
@@ -80,7 +80,7 @@ class MetricTable(DataTable):
                 Text(errors, justify="right", style="" if errors == "0/0" else "yellow"),
                 Text(shown, style=delta_style, justify="right"),
                 Text(interval(r.ci_low, r.ci_high), justify="right"),
-                Text(fmt.method_name(r)),
+                Text(fmt.short_method(r)),
                 Text(p_value(r.p_adj), justify="right"),
                 Text(pts(r.noise_floor), justify="right"),
                 Text(pts(r.mde), justify="right"),
@@ -171,9 +171,14 @@ def notes(c: Comparison, metric: str | None) -> Text:
     # every metric's agreement: when the judges disagree, that is the news, whatever is selected;
     # the engine's low-agreement notes say the same, so they are not repeated
     lines += [agreement_line(g) for g in [*c.agreement, *c.human]]
-    lines += [
-        lit(f"! {fmt.note_text(w)}", "yellow")
-        for w in c.warnings
-        if not isinstance(w, LowAgreement)
-    ]
+    # warnings about the selected metric (and about the runs) first: the box may cut the rest
+    shown = [w for w in c.warnings if not isinstance(w, LowAgreement)]
+    shown.sort(key=lambda w: not _about(w, metric))
+    lines += [lit(f"! {fmt.note_text(w)}", "yellow") for w in shown]
     return Text("\n").join(lines)
+
+
+def _about(note: Note, metric: str | None) -> bool:
+    if isinstance(note, RerunIdentical):
+        return not note.metrics or metric in note.metrics
+    return getattr(note, "metric", None) in (None, metric)
