@@ -139,7 +139,7 @@ def tango_z(fixed: int, broke: int, n: int, delta0: float) -> float:
     return diff / math.sqrt(var)
 
 
-def _root(f, lo: float, hi: float, iterations: int = 80) -> float:
+def _root(f, lo: float, hi: float, iterations: int = 56) -> float:
     """Bisection for a monotone step-or-smooth f: the last point of [lo, hi] where f holds,
     walking from lo (where it holds) towards hi (where it may not)."""
     if f(hi):

@@ -15,6 +15,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
+from scipy import special
 from scipy import stats as sps
 
 ALPHA = 0.05
@@ -64,7 +65,7 @@ def power_mcnemar(effect: float, n: int, discordance: float, alpha: float = ALPH
     psi = min(1.0, max(discordance, abs(effect)))
     if n <= 0 or psi <= 0:
         return 0.0
-    z = float(sps.norm.ppf(1 - alpha / 2))
+    z = float(special.ndtri(1 - alpha / 2))
     if n > EXACT_MCNEMAR_MAX_N:
         spread = psi - effect * effect
         if spread <= 0:
@@ -72,22 +73,38 @@ def power_mcnemar(effect: float, n: int, discordance: float, alpha: float = ALPH
         return float(
             sps.norm.cdf((abs(effect) * math.sqrt(n) - z * math.sqrt(psi)) / math.sqrt(spread))
         )
-    m = np.arange(1, n + 1)
+    # the flips m ~ Bin(n, ψ): only m within 9 SD of n·ψ carry any probability
+    sd = math.sqrt(n * psi * (1 - psi))
+    m = np.arange(max(1, int(n * psi - 9 * sd)), min(n, int(n * psi + 9 * sd) + 1) + 1)
     share = (psi + effect) / (2 * psi)  # P(fixed | flipped)
     root = z * np.sqrt(m)
     high = np.floor((m + root) / 2) + 1  # |2f - m| > z·√m
     low = np.ceil((m - root) / 2) - 1
-    reject = sps.binom.sf(high - 1, m, share) + sps.binom.cdf(low, m, share)
-    return float(np.clip((sps.binom.pmf(m, n, psi) * reject).sum(), 0.0, 1.0))
+    # scipy.special directly: the distribution objects' argument checks cost 10x the maths
+    upper = np.where(high - 1 < 0, 1.0, special.bdtrc(np.maximum(high - 1, 0), m, share))
+    lower = np.where(low < 0, 0.0, special.bdtr(np.maximum(low, 0), m, share))
+    log_pmf = (
+        special.gammaln(n + 1)
+        - special.gammaln(m + 1)
+        - special.gammaln(n - m + 1)
+        + m * math.log(psi)
+        + (n - m) * (math.log1p(-psi) if psi < 1 else 0.0)
+    )
+    if psi >= 1:
+        log_pmf = np.where(m == n, 0.0, -np.inf)
+    return float(np.clip((np.exp(log_pmf) * (upper + lower)).sum(), 0.0, 1.0))
 
 
-def _smallest_n(ok, start: int) -> int | None:
-    """The smallest n >= 2 with ok(n), searched by doubling then bisection (ok is monotone)."""
-    lo, hi = 1, max(2, start)
+def _smallest_n(ok, guess: int) -> int | None:
+    """The smallest n >= 2 with ok(n) (ok is monotone), searched around a close `guess`:
+    bracket it within ±10%, widen if needed, then bisect."""
+    lo, hi = max(1, int(guess * 0.9)), max(2, int(guess * 1.1) + 1)
     while not ok(hi):
         lo, hi = hi, hi * 2
         if hi > MAX_ADVICE:
             return None
+    while lo > 1 and ok(lo):
+        hi, lo = lo, max(1, lo // 2)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if ok(mid):
@@ -98,7 +115,9 @@ def _smallest_n(ok, start: int) -> int | None:
 
 
 def _t_sum(n: int, upper: float, power: float) -> float:
-    return float(sps.t.ppf(upper, n - 1)) + float(sps.t.ppf(power, n - 1))
+    if n < 2:
+        return math.inf
+    return float(special.stdtrit(n - 1, upper)) + float(special.stdtrit(n - 1, power))
 
 
 def n_to_detect(sd: float | None, margin: float, tests: int = 1) -> int | None:
@@ -134,9 +153,12 @@ def n_mcnemar(discordance: float, margin: float, tests: int = 1) -> int | None:
     """Connor's sample size for McNemar's test to detect `margin` at α/tests."""
     if margin <= 0:
         return None
-    psi = max(discordance, margin)
+    psi = min(1.0, max(discordance, margin))
     alpha = ALPHA / max(1, tests)
-    return _smallest_n(lambda n: power_mcnemar(margin, n, psi, alpha) >= POWER, 2)
+    z_a, z_b = float(special.ndtri(1 - alpha / 2)), float(special.ndtri(POWER))
+    spread = max(psi - margin * margin, 1e-12)
+    guess = math.ceil((z_a * math.sqrt(psi) + z_b * math.sqrt(spread)) ** 2 / margin**2)  # Connor
+    return _smallest_n(lambda n: power_mcnemar(margin, n, psi, alpha) >= POWER, guess)
 
 
 def rerun_range_quantile(runs: int, level: float = 0.95) -> float:
