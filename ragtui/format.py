@@ -139,6 +139,7 @@ def short_metric(name: str) -> str:
 
 _METHODS = {
     Method.T: "paired t",
+    Method.SIGN_FLIP: "sign-flip, mid-p",
     Method.SCORE: "Tango score / McNemar",
     Method.CLUSTER_SIGN_FLIP: "sign-flip by cluster",
     Method.CLUSTER_T: "cluster-robust t",
@@ -169,6 +170,8 @@ def method_name(m: MetricResult) -> str:
     if m.method is Method.CLUSTER_SIGN_FLIP:
         how = "exact" if m.exact else "10,000 random"
         return f"{name} ({m.units} clusters, {how})"
+    if m.method is Method.SIGN_FLIP:
+        return f"{name} ({'exact' if m.exact else '10,000 random'})"
     if m.method is Method.CLUSTER_T:
         return f"{name} ({m.units} clusters)"
     return name
@@ -176,6 +179,8 @@ def method_name(m: MetricResult) -> str:
 
 _SHORT_METHODS = {
     Method.T: "paired t",
+    Method.SIGN_FLIP: "sign-flip",
+    Method.SIGN_FLIP: "sign-flip, mid-p",
     Method.SCORE: "score",
     Method.CLUSTER_SIGN_FLIP: "by cluster",
     Method.CLUSTER_T: "by cluster",
@@ -221,6 +226,8 @@ def verdict_reason(m: MetricResult, margin: float) -> str:
             )
         elif m.method in (Method.CLUSTER_SIGN_FLIP, Method.CLUSTER_T):
             head = f"{m.units} clusters: a test by cluster needs at least 6"
+        elif m.method is Method.SIGN_FLIP:
+            head = f"{m.n} cases: too few for a sign-flip test to decide anything"
         else:
             head = f"{m.n} cases: no test at α .05 can decide"
         if m.n_detect is None and m.n_no_change is None:

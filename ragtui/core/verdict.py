@@ -31,6 +31,7 @@ class Method(StrEnum):
     """How the CI and the p-value were made: always one family, so they cannot contradict."""
 
     T = "t"  # paired t-interval and paired t-test
+    SIGN_FLIP = "sign_flip"  # few cases: sign-flips of the deltas (mid-p), CI by inversion
     SCORE = "score"  # binary: Tango's score interval and McNemar's (score) test
     CLUSTER_SIGN_FLIP = "cluster_sign_flip"  # sign-flips of cluster totals; CI by inversion
     CLUSTER_T = "cluster_t"  # many clusters: cluster-robust SE with t(G - 1)

@@ -65,10 +65,12 @@ def test_paired_figures_counts_and_case_order(run_writer) -> None:
     assert m.mean_a == pytest.approx(np.mean(a)) and m.mean_b == pytest.approx(np.mean(b))
     assert m.delta == pytest.approx(d.mean())
     assert m.se == pytest.approx(sps.sem(d))
-    ref = sps.ttest_rel(b, a)
-    assert (m.ci_low, m.ci_high) == pytest.approx(tuple(ref.confidence_interval(0.95)))
-    assert (m.ci90_low, m.ci90_high) == pytest.approx(tuple(ref.confidence_interval(0.90)))
-    assert m.method is Method.T and m.p == pytest.approx(ref.pvalue)
+    # 12 cases of labels: sign-flips with ties counted half, by enumeration of 2^12 patterns
+    signs = 1 - 2 * ((np.arange(4096)[:, None] >> np.arange(12)) & 1)
+    flipped, observed = np.abs(signs @ d), abs(d.sum())
+    mid_p = (np.sum(flipped > observed + 1e-9) + np.sum(np.abs(flipped - observed) < 1e-9) / 2)
+    assert m.method is Method.SIGN_FLIP and m.p == pytest.approx(mid_p / 4096)
+    assert m.ci_low < m.delta < m.ci_high and m.ci90_low > m.ci_low
     # MDE with the t quantiles of 11 degrees of freedom
     assert m.mde == pytest.approx((sps.t.ppf(0.975, 11) + sps.t.ppf(0.8, 11)) * sps.sem(d))
     assert m.fixed is None  # not binary
@@ -627,3 +629,19 @@ def test_json_is_strict_json_without_nan(run_writer) -> None:
     assert c.human == [] or c.human[0].n == 1
     assert [(d.case_id, d.metric, d.delta) for d in c.cases] == [("x", "m", -0.5)]
     assert "NaN" not in text
+
+
+def test_reruns_exactly_5_points_apart_break_the_rule_in_both_places(run_writer) -> None:
+    """Issue 13: the comparison and `ragtui noise` disagreed at exactly 5.0 points. Reruns
+    whose means are 95.0 and 100.0: both now say the rule (< 5) does not hold."""
+    from ragtui.judge.noise import noise_lines, rerun_noise
+
+    ids = _ids(20)
+    run_writer.write("base", {"m": _values(ids, [0.0] + [1.0] * 19)})
+    run_writer.write("base-2", {"m": _values(ids, [1.0] * 20)}, config={**BASE, "seed": 2})
+    run_writer.write("cand", {"m": _values(ids, [1.0] * 20)}, config={"prompt": "v2"})
+    store = run_writer.store()
+    (rule,) = _notes(compare_runs(store, "base", "cand"), RerunRule)
+    assert round(rule.rerun_delta * 100, 1) == 5.0 and not rule.holds
+    (line,) = noise_lines(rerun_noise(store, ["base", "base-2"], ["m"]), 0.05)
+    assert "differ by 5.0 points (rule of thumb: < 5, ABOVE)" in line

@@ -18,17 +18,51 @@ from ragtui.core.verdict import Method
 # ---------------------------------------------------------------- paired t
 
 
-def test_t_family_matches_scipy_ttest_rel() -> None:
+def test_t_family_from_30_cases_matches_scipy_ttest_rel() -> None:
     rng = np.random.default_rng(7)
-    a = rng.uniform(size=12)
-    b = a + rng.normal(0.1, 0.2, size=12)
+    a = rng.uniform(size=30)
+    b = a + rng.normal(0.1, 0.2, size=30)
     est = intervals.estimate(a, b, rng=rng)
     ref = sps.ttest_rel(b, a)
     assert est.method is Method.T
     assert est.p == pytest.approx(ref.pvalue)
     assert est.ci95 == pytest.approx(tuple(ref.confidence_interval(0.95)))
     assert est.ci90 == pytest.approx(tuple(ref.confidence_interval(0.90)))
-    assert est.se == pytest.approx(sps.sem(b - a)) and est.df == 11
+    assert est.se == pytest.approx(sps.sem(b - a)) and est.df == 29
+
+
+def _brute_mid_p(d: list[float], delta0: float) -> float:
+    """Mid-p of the sign-flip test of the mean, by enumerating all 2^N sign patterns."""
+    x = [v - delta0 for v in d]
+    observed = abs(sum(x))
+    above = tied = 0
+    patterns = list(itertools.product((1, -1), repeat=len(x)))
+    for signs in patterns:
+        t = abs(sum(s * v for s, v in zip(signs, x, strict=True)))
+        above += t > observed + 1e-12
+        tied += abs(t - observed) <= 1e-12
+    return (above + tied / 2) / len(patterns)
+
+
+def test_few_cases_take_mid_p_sign_flips_checked_by_enumeration() -> None:
+    d = [0.5, 0.5, 0.0, 0.25, 0.5, -0.25, 0.75, 0.25, 0.5, 0.0]
+    a = np.full(10, 0.25)
+    est = intervals.estimate(a, a + np.array(d), rng=np.random.default_rng(0))
+    assert est.method is Method.SIGN_FLIP and est.exact
+    assert est.p == pytest.approx(_brute_mid_p(d, 0.0))
+    low, high = est.ci95
+    for bound, outward in ((low, -1), (high, 1)):
+        assert _brute_mid_p(d, bound - outward * 1e-7) >= 0.05
+        assert _brute_mid_p(d, bound + outward * 1e-4) < 0.05
+    assert (est.p < 0.05) == (not low <= 0 <= high)
+
+
+def test_hand_worked_mid_p() -> None:
+    """d = (1, 1, 0.5): |sum| 2.5 is reached by +++ and --- only (ties, none above): the
+    mid-p is (0 + 2/2)/8 = 1/8, the least 3 cases can give, so nothing can be detected."""
+    est = intervals.sign_flip_estimate(np.array([1.0, 1.0, 0.5]), np.random.default_rng(0))
+    assert est.p == pytest.approx(1 / 8)
+    assert not est.can_detect
 
 
 def test_no_spread_gets_an_exact_bound_and_no_test() -> None:
@@ -166,8 +200,8 @@ def test_many_clusters_use_random_sign_flips_seeded() -> None:
 
 def test_singleton_clusters_are_plain_cases() -> None:
     rng = np.random.default_rng(2)
-    a, b = rng.uniform(size=20), rng.uniform(size=20)
-    est = intervals.estimate(a, b, rng=rng, clusters=np.array([f"c{i}" for i in range(20)]))
+    a, b = rng.uniform(size=40), rng.uniform(size=40)
+    est = intervals.estimate(a, b, rng=rng, clusters=np.array([f"c{i}" for i in range(40)]))
     assert est.method is Method.T
 
 
