@@ -68,7 +68,7 @@ def test_paired_figures_counts_and_case_order(run_writer) -> None:
     # 12 cases of labels: sign-flips with ties counted half, by enumeration of 2^12 patterns
     signs = 1 - 2 * ((np.arange(4096)[:, None] >> np.arange(12)) & 1)
     flipped, observed = np.abs(signs @ d), abs(d.sum())
-    mid_p = (np.sum(flipped > observed + 1e-9) + np.sum(np.abs(flipped - observed) < 1e-9) / 2)
+    mid_p = np.sum(flipped > observed + 1e-9) + np.sum(np.abs(flipped - observed) < 1e-9) / 2
     assert m.method is Method.SIGN_FLIP and m.p == pytest.approx(mid_p / 4096)
     assert m.ci_low < m.delta < m.ci_high and m.ci90_low > m.ci_low
     # MDE with the t quantiles of 11 degrees of freedom
