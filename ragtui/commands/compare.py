@@ -1,26 +1,28 @@
-"""`ragtui compare`, `ragtui gate` and `ragtui report`: thin shells over core.compare.
+"""`ragtui compare`, `ragtui gate` and `ragtui report`: thin shells over core.compare/core.gate.
 
-Figures are fractions in the core and in --json; text says points (x 100), never percent.
+Figures are fractions in the core and in --json; everything typed or shown is in points
+(`--margin 5`, `--min faithfulness=80`). Sentences come from `ragtui.format`.
+Exit codes: 0 ok / gate passed, 1 gate failed, 2 usage or input error, 3 gate undecided.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
 import click
 
-from ragtui.commands.common import open_store
+from ragtui import format as fmt
+from ragtui.commands.common import open_store, resolve_folder
+from ragtui.commands.compare_report import render_report
 from ragtui.core.compare import Comparison, MetricResult, compare_runs
 from ragtui.core.errors import RagtuiError
 from ragtui.core.stats import DEFAULT_SEED
 from ragtui.core.store import Store
 from ragtui.format import interval, p_value, printable, pts, signed_pts
 
-WORST_CASES = 10
-EXCERPT = 300
+__all__ = ["COMMANDS", "comparison_lines", "print_comparison", "render_report"]
 
 _path_argument = click.argument("path", required=False, type=click.Path(file_okay=False))
 _metric_option = click.option(
@@ -28,13 +30,17 @@ _metric_option = click.option(
 )
 _margin_option = click.option(
     "--margin",
-    type=float,
-    default=0.05,
-    show_default=True,
-    help="Practical margin as a fraction (0.05 = 5 points).",
+    type=click.FloatRange(0, 100, min_open=True, max_open=True),
+    default=None,
+    metavar="POINTS",
+    help="Practical margin in points (default: [compare] margin in ragtui.toml, else 5).",
 )
 _seed_option = click.option(
-    "--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Bootstrap seed."
+    "--seed",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="Seed for random sign-flips (clustered metrics with many clusters).",
 )
 
 
@@ -43,11 +49,18 @@ def _compare(
     a: str,
     b: str,
     metrics: tuple[str, ...],
-    margin: float,
+    margin_points: float | None,
     seed: int,
     *,
     announce: bool = True,
 ) -> tuple[Comparison, Store]:
+    folder, _ = resolve_folder(path)
+    if margin_points is None:
+        from ragtui.config import load_config
+
+        margin = load_config(folder).margin
+    else:
+        margin = margin_points / 100
     store = open_store(path, announce=announce)
     try:
         return compare_runs(
@@ -58,44 +71,77 @@ def _compare(
         raise
 
 
-# ---------------------------------------------------------------- formatting
+# ---------------------------------------------------------------- text
 
 
 def ci_text(m: MetricResult) -> str:
     return interval(m.ci_low, m.ci_high)
 
 
-def verdict_text(m: MetricResult) -> str:
-    return m.reason if m.verdict == "within noise" else m.verdict
-
-
 def detail_lines(c: Comparison) -> list[str]:
-    """McNemar counts, bottom deciles, agreement: the lines under the table."""
-    out = []
+    """The lines under the table: why each verdict, McNemar counts, worst cases, agreement,
+    other judges, human-corrected estimates, the noise budget."""
+    out = [
+        f"{m.metric}: {fmt.verdict_label(m)} — {fmt.verdict_reason(m, c.margin)}" for m in c.metrics
+    ]
     for m in c.metrics:
         if m.fixed is not None:
             out.append(
                 f"{m.metric}: B fixed {m.fixed} cases, broke {m.broke} "
-                f"(McNemar p {p_value(m.mcnemar_p)})"
+                f"(McNemar p {p_value(m.p)}, the verdict's own test)"
             )
         if m.bottom_a is not None or m.bottom_b is not None:
             out.append(
                 f"{m.metric}: worst 10% of cases average {pts(m.bottom_a)} in A, "
                 f"{pts(m.bottom_b)} in B"
             )
-    for g in [*c.agreement, *c.human]:
-        figures = (
-            ", ".join(f"{k} {v:.2f}" for k, v in (("κ", g.kappa), ("ρ", g.rho)) if v is not None)
-            or "no figures"
-        )
-        flips = ", ".join(g.flipped[:8]) + (", …" if len(g.flipped) > 8 else "")
-        out.append(
-            f"agreement {g.metric}, {g.between}: {figures} on {g.n} cases; "
-            f"{len(g.flipped)} flipped"
-            + (f" ({flips})" if flips else "")
-            + (" — LOW" if g.flagged else "")
-        )
+    out += [fmt.agreement_text(g) for g in [*c.agreement, *c.human]]
+    out += [fmt.judge_verdict_text(j) for j in c.judges]
+    out += [fmt.ppi_text(p) for p in c.ppi]
+    out += [fmt.budget_text(b) for b in c.budget]
     return out
+
+
+def comparison_lines(c: Comparison) -> list[str]:
+    """Everything under the table, in order: noise, details, warnings ("! ...")."""
+    return [
+        *(fmt.note_text(n) for n in c.noise),
+        *detail_lines(c),
+        *("! " + fmt.note_text(w) for w in c.warnings),
+    ]
+
+
+COLUMNS = (
+    "metric",
+    "N",
+    "A",
+    "B",
+    "err A/B",
+    "Δ pts",
+    "95% CI",
+    "method",
+    "p adj",
+    "noise ±",
+    "MDE",
+    "verdict",
+)
+
+
+def table_cells(m: MetricResult) -> tuple[str, ...]:
+    return (
+        m.metric,
+        str(m.n),
+        pts(m.mean_a),
+        pts(m.mean_b),
+        fmt.errors_pair(m),
+        signed_pts(m.delta),
+        ci_text(m),
+        fmt.short_method(m),
+        p_value(m.p_adj),
+        pts(m.noise_floor),
+        pts(m.mde),
+        fmt.verdict_label(m),
+    )
 
 
 def _table(c: Comparison):  # -> rich Table; rich is imported only by the CLI
@@ -104,30 +150,36 @@ def _table(c: Comparison):  # -> rich Table; rich is imported only by the CLI
 
     title = (
         f"A {c.run_a.name} ({c.a})"
-        + (f", {len(c.reruns_a)} reruns" if len(c.reruns_a) > 1 else "")
+        + (f", mean of {len(c.reruns_a)} reruns" if len(c.reruns_a) > 1 else "")
         + f"  vs  B {c.run_b.name} ({c.b})"
+        + (f", mean of {len(c.reruns_b)} reruns" if len(c.reruns_b) > 1 else "")
+        + f"  · margin ±{fmt.margin_pts(c.margin)} points"
     )
     table = Table(title=Text(printable(title)), box=None, header_style="bold")
-    for col in ("metric", "N", "A", "B", "Δ pts", "95% CI", "p adj", "noise ±", "MDE", "verdict"):
-        table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
+    for col in COLUMNS:
+        table.add_column(col, justify="left" if col in ("metric", "method", "verdict") else "right")
     for m in c.metrics:
         style = {"improved": "green", "regressed": "red"}.get(m.verdict, "")
-        cells = (
-            m.metric,
-            str(m.n),
-            pts(m.mean_a),
-            pts(m.mean_b),
-            signed_pts(m.delta),
-            ci_text(m),
-            p_value(m.p_adj),
-            pts(m.noise_floor),
-            pts(m.mde),
-            verdict_text(m),
-        )
+        cells = table_cells(m)
         table.add_row(
             *(Text(printable(x)) for x in cells[:-1]), Text(printable(cells[-1]), style=style)
         )
     return table
+
+
+def print_comparison(c: Comparison) -> None:
+    from rich.console import Console
+
+    # piped output is read by scripts and diffs: one row per line, never wrapped at 80
+    width = None if sys.stdout.isatty() else 200
+    Console(highlight=False, width=width).print(_table(c))
+    for line in comparison_lines(c):
+        click.echo(printable(line))
+
+
+def dump_json(data: object) -> str:
+    """Strict JSON: a NaN or infinity anywhere is a bug, never output."""
+    return json.dumps(data, ensure_ascii=False, allow_nan=False)
 
 
 @click.command("compare")
@@ -138,34 +190,33 @@ def _table(c: Comparison):  # -> rich Table; rich is imported only by the CLI
 @_margin_option
 @_seed_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--rerun-values", is_flag=True, help="With --json: every rerun's value of each case too."
+)
 def compare_command(
     a: str,
     b: str,
     path: str | None,
     metrics: tuple[str, ...],
-    margin: float,
+    margin: float | None,
     seed: int,
     as_json: bool,
+    rerun_values: bool,
 ) -> None:
     """Is B better than A, or is it noise? Paired per-metric verdicts with the noise floor."""
     c, store = _compare(path, a, b, metrics, margin, seed, announce=not as_json)
     store.close()
     if as_json:
-        click.echo(json.dumps(c.to_json(), ensure_ascii=False))
+        click.echo(dump_json(c.to_json(rerun_values=rerun_values)))
         return
-    from rich.console import Console
-
-    Console(highlight=False).print(_table(c))
-    for line in [*c.noise_lines, *detail_lines(c)]:
-        click.echo(printable(line))
-    for w in c.warnings:
-        click.echo("! " + printable(w))
+    print_comparison(c)
 
 
 # ---------------------------------------------------------------- gate
 
 
 def _floors(specs: tuple[str, ...]) -> dict[str, float]:
+    """METRIC=POINTS pairs as fractions."""
     floors = {}
     for spec in specs:
         metric, sep, value = spec.partition("=")
@@ -173,12 +224,12 @@ def _floors(specs: tuple[str, ...]) -> dict[str, float]:
             number = float(value)
         except ValueError:
             number = -1.0
-        if not sep or not metric or not 0.0 <= number <= 1.0:
+        if not sep or not metric.strip() or not 0.0 <= number <= 100.0:
             raise click.BadParameter(
-                f"{spec!r}: expected METRIC=VALUE with VALUE a fraction in [0, 1] (0.8 = 80 points)",
+                f"{spec!r}: expected METRIC=POINTS with POINTS in [0, 100] (80 = a mean of 0.8)",
                 param_hint="--min",
             )
-        floors[metric.strip()] = number
+        floors[metric.strip()] = number / 100
     return floors
 
 
@@ -190,130 +241,68 @@ def _floors(specs: tuple[str, ...]) -> dict[str, float]:
     "--min",
     "minimums",
     multiple=True,
-    metavar="METRIC=VALUE",
-    help="Floor for the candidate's mean, a fraction (repeatable).",
+    metavar="METRIC=POINTS",
+    help="Floor for the candidate's mean, in points (repeatable): --min faithfulness=80.",
 )
 @_metric_option
 @_margin_option
 @_seed_option
+@click.option(
+    "--min-cases",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Fail when a metric has fewer cases shared by both runs.",
+)
+@click.option(
+    "--undecided-passes",
+    is_flag=True,
+    help="Exit 0 instead of 3 when the data cannot tell (B neither shown non-inferior nor worse).",
+)
 def gate_command(
     base: str,
     candidate: str,
     path: str | None,
     minimums: tuple[str, ...],
     metrics: tuple[str, ...],
-    margin: float,
+    margin: float | None,
     seed: int,
+    min_cases: int,
+    undecided_passes: bool,
 ) -> None:
-    """CI gate: exit 0 when no metric regressed beyond noise and every floor holds, else 1
-    (reasons printed); 2 on usage or input errors."""
+    """CI gate: passes only when the candidate is shown non-inferior (95% CI lower bound above
+    -margin) on every metric and every floor holds. Exit 0 passed, 1 failed (reasons printed),
+    3 undecided (with the cases needed; --undecided-passes makes it 0), 2 usage or input errors.
+    """
+    from ragtui.core.gate import decide_gate
+
     floors = _floors(minimums)
     c, store = _compare(path, base, candidate, metrics, margin, seed)
     try:
+        known = sorted(set(store.metrics([c.a])) | set(store.metrics([c.b])))
+        unknown = [m for m in floors if m not in known]
+        if unknown:
+            raise click.BadParameter(
+                f"{unknown[0]!r} is in neither run (they have: {', '.join(known) or 'none'})",
+                param_hint="--min",
+            )
         means = {
             r["metric"]: r["mean"] for r in store.run_means().to_pylist() if r["run_id"] == c.b
         }
     finally:
         store.close()
-    failures = []
+    result = decide_gate(c, floors, means, min_cases=min_cases)
     for m in c.metrics:
-        line = f"{m.metric}: {signed_pts(m.delta)} points {ci_text(m)}, {verdict_text(m)}"
-        if m.n == 0:
-            line = f"{m.metric}: {m.verdict} ({m.reason})"
-        if m.verdict == "regressed":
-            failures.append(
-                f"{m.metric} regressed by {pts(abs(m.delta or 0.0))} points "
-                f"(95% CI {ci_text(m)}, adjusted p {p_value(m.p_adj)})"
-            )
-        click.echo(("FAIL " if m.verdict == "regressed" else "ok   ") + printable(line))
-    for metric, floor in floors.items():
-        mean = means.get(metric)
-        if mean is None:
-            failures.append(
-                f"{metric}: the candidate has no {metric} scores for the floor {pts(floor)}"
-            )
-        elif mean < floor:
-            failures.append(f"{metric}: candidate mean {pts(mean)} is below the floor {pts(floor)}")
-        else:
-            click.echo(f"ok   {printable(metric)}: mean {pts(mean)} ≥ floor {pts(floor)}")
+        click.echo("     " + printable(fmt.gate_metric_line(m, c.margin)))
     for w in c.warnings:
-        click.echo("! " + printable(w))
-    if failures:
-        for reason in failures:
-            click.echo("FAIL " + printable(reason))
-        click.echo(f"gate: failed ({len(failures)} reason{'s' if len(failures) > 1 else ''})")
-        sys.exit(1)
-    click.echo("gate: passed (no regression beyond noise, every floor holds)")
+        click.echo("!    " + printable(fmt.note_text(w)))
+    for check in result.checks:
+        click.echo(printable(fmt.gate_check_text(check, c.margin)))
+    click.echo(fmt.gate_summary(result, undecided_passes))
+    sys.exit(result.exit_code(undecided_passes))
 
 
 # ---------------------------------------------------------------- report
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
-
-
-def md(text: str | None, limit: int | None = None) -> str:
-    """Untrusted text as inert Markdown: one line, controls made visible, markup escaped."""
-    flat = " ".join(printable(text).split())
-    if limit is not None and len(flat) > limit:
-        flat = flat[: limit - 1] + "…"
-    return _MD_SPECIAL.sub(r"\\\1", flat)
-
-
-def render_report(c: Comparison, store: Store) -> str:
-    a, b = c.run_a, c.run_b
-    out = [
-        f"# ragtui report: {md(a.name)} vs {md(b.name)}",
-        "",
-        f"- **A** `{md(a.id)}` ({md(a.created_at)}), judge {md(a.judge.model or 'unknown')}"
-        + (f", baseline = mean of {len(c.reruns_a)} reruns" if len(c.reruns_a) > 1 else ""),
-        f"- **B** `{md(b.id)}` ({md(b.created_at)}), judge {md(b.judge.model or 'unknown')}",
-        f"- margin ±{c.margin * 100:g} points · seed {c.seed} · figures in points (0–100)",
-        "",
-        "## Verdicts",
-        "",
-        "| metric | N | A | B | Δ pts | 95% CI | p adj | noise ± | MDE | verdict |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|",
-    ]
-    for m in c.metrics:
-        out.append(
-            f"| {md(m.metric)} | {m.n} | {pts(m.mean_a)} | {pts(m.mean_b)} | "
-            f"{signed_pts(m.delta)} | {ci_text(m)} | {p_value(m.p_adj)} | "
-            f"{pts(m.noise_floor)} | {pts(m.mde)} | **{md(verdict_text(m))}** |"
-        )
-    out += ["", "## Noise", "", *(f"- {md(line)}" for line in c.noise_lines)]
-    details = detail_lines(c)
-    if details:
-        out += ["", "## Details", "", *(f"- {md(line)}" for line in details)]
-    out += ["", "## Warnings", ""]
-    out += [f"- ⚠ {md(w)}" for w in c.warnings] or ["- none"]
-    out += ["", f"## The {WORST_CASES} worst cases", ""]
-    worst = c.cases[:WORST_CASES]
-    if not worst:
-        out.append("No paired cases.")
-    for k, d in enumerate(worst, start=1):
-        case = store.case(c.b, d.case_id) or store.case(c.a, d.case_id)
-        out += [
-            f"### {k}. {md(d.case_id)} — {md(d.metric)} {pts(d.a)} → {pts(d.b)} "
-            f"({signed_pts(d.delta)})",
-            "",
-        ]
-        if case is None:
-            out += ["(case text not in the index)", ""]
-            continue
-        out += [
-            f"- **Question:** {md(case.question, EXCERPT)}",
-            f"- **Answer (B):** {md(case.answer, EXCERPT)}",
-        ]
-        unsupported = [cl for cl in case.claims if cl.verdict == "UNSUPPORTED"]
-        if unsupported:
-            out.append("- **Unsupported claims (B):**")
-            out += [
-                f"  - {md(cl.text, EXCERPT)}"
-                + (f" — {md(cl.reason, EXCERPT)}" if cl.reason else "")
-                for cl in unsupported
-            ]
-        out.append("")
-    return "\n".join(out).rstrip() + "\n"
 
 
 @click.command("report")
@@ -337,7 +326,7 @@ def report_command(
     path: str | None,
     output: str,
     metrics: tuple[str, ...],
-    margin: float,
+    margin: float | None,
     seed: int,
 ) -> None:
     """Write a Markdown report of the comparison: verdicts, warnings, the worst cases."""

@@ -411,7 +411,7 @@ def compare_many_command(
             if c is None:
                 cells.append(Text("—"))
                 continue
-            verdict = c.reason if c.verdict == "within noise" else c.verdict
+            verdict = c.verdict
             style = {"improved": "green", "regressed": "red"}.get(c.verdict, "")
             cells.append(
                 Text(

@@ -259,17 +259,10 @@ def noise_command(
 
 
 def _print_comparison(check: NoiseCheck) -> None:
-    from rich.console import Console
+    from ragtui.commands.compare import print_comparison
 
-    from ragtui.commands.compare import _table, detail_lines
-
-    c = check.comparison
-    assert c is not None
-    Console(highlight=False).print(_table(c))
-    for line in [*c.noise_lines, *detail_lines(c)]:
-        click.echo(printable(line))
-    for w in c.warnings:
-        click.echo("! " + printable(w))
+    assert check.comparison is not None
+    print_comparison(check.comparison)
 
 
 def _noise_json(check: NoiseCheck) -> dict[str, Any]:

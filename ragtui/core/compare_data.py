@@ -5,7 +5,6 @@ Split from compare.py to keep each file readable; compare.py is the public face.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -14,29 +13,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragtui.core import stats
+from ragtui.core.agreement import Agreement, agreement
 from ragtui.core.model import Run
 from ragtui.core.store import Store
+from ragtui.core.verdict import (
+    Note,
+    RerunDrift,
+    RerunIdentical,
+    RunsDiffer,
+    ScaleInfo,
+    SelfJudged,
+)
 
 DRIFT_ALPHA = 0.01  # stricter than 0.05: it is tested per rerun and metric, a false alarm misleads
-RHO_FLAG = 0.7
-KAPPA_FLAG = 0.6
-MAX_CATEGORIES = 10  # a metric with at most this many distinct values can be treated as labels
-BINARY_THRESHOLD = 0.5  # pass/fail cut for listing flips of continuous scores
-
-
-def finite(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
-@dataclass(frozen=True)
-class Agreement:
-    metric: str
-    between: str  # e.g. "A judge vs B judge", "B judge vs human"
-    n: int
-    kappa: float | None
-    rho: float | None
-    flipped: list[str]
-    flagged: bool
 
 
 # ---------------------------------------------------------------- the data of a comparison
@@ -74,6 +63,7 @@ class ScoreGrid:
         self._where = (ri, mi, ci)
         self._labels = t["label"]
         self.runs = {r: i for i, r in enumerate(run_ids)}
+        self.metric_names = list(metrics)
         # case positions in case-id order: sorting by value over this order breaks ties by id
         self.by_id = pc.sort_indices(enc.dictionary).to_numpy(zero_copy_only=False)
 
@@ -89,12 +79,13 @@ class ScoreGrid:
         out[ci[sel]] = np.asarray(self._labels.to_numpy(zero_copy_only=False), dtype=object)[sel]
         return out
 
-    def same(self, r1: int, r2: int) -> bool:
-        v1, v2 = self.value[r1], self.value[r2]
+    def same(self, r1: int, r2: int, metric: int | None = None) -> bool:
+        """Two runs equal on every score (or on one metric): same states, same values."""
+        pick = slice(None) if metric is None else metric
+        s1, s2 = self.state[r1][pick], self.state[r2][pick]
+        v1, v2 = self.value[r1][pick], self.value[r2][pick]
         both = ~np.isnan(v1) & ~np.isnan(v2)
-        return bool(
-            np.array_equal(self.state[r1], self.state[r2]) and np.array_equal(v1[both], v2[both])
-        )
+        return bool(np.array_equal(s1, s2) and np.array_equal(v1[both], v2[both]))
 
 
 def _generator(run: Run) -> str | None:
@@ -102,30 +93,19 @@ def _generator(run: Run) -> str | None:
     return None if value is None else str(value)
 
 
-def comparability_warnings(a: Run, b: Run) -> list[str]:
-    out = []
+def comparability_notes(a: Run, b: Run) -> list[Note]:
+    out: list[Note] = []
     pairs = [
         ("judge model", a.judge.model, b.judge.model),
         ("judge prompt", a.judge.prompt_hash, b.judge.prompt_hash),
         ("dataset version", a.dataset.version, b.dataset.version),
         ("dataset", a.dataset.name, b.dataset.name),
     ]
-    for what, x, y in pairs:
-        if x != y:
-            consequence = (
-                "deltas mix judge and system changes"
-                if what.startswith("judge")
-                else "the cases may not be the same questions"
-            )
-            out.append(
-                f"{what} differs between A and B ({x or 'unknown'} → {y or 'unknown'}): {consequence}"
-            )
+    out += [RunsDiffer(what, x, y) for what, x, y in pairs if x != y]
     for side, run in (("A", a), ("B", b)):
         gen = _generator(run)
         if gen is not None and run.judge.model is not None and gen == run.judge.model:
-            out.append(
-                f"run {side} is judged by its own generator ({gen}): self-judging inflates scores"
-            )
+            out.append(SelfJudged(side, gen))
     return out
 
 
@@ -138,84 +118,59 @@ def judged_same_answers(a: Run, b: Run) -> bool:
     return a.kind == b.kind == "rejudge" and a.parent is not None and a.parent == b.parent
 
 
-def agreement(
-    metric: str,
-    between: str,
-    ids: np.ndarray,
-    x: np.ndarray,
-    y: np.ndarray,
-    lx: np.ndarray | None = None,
-    ly: np.ndarray | None = None,
-) -> Agreement:
-    """κ on labels (or on discrete values), ρ on values, and the cases whose verdict flipped."""
-    if (
-        lx is not None
-        and ly is not None
-        and all(v is not None for v in lx)
-        and all(v is not None for v in ly)
-    ):
-        cats_x, cats_y = list(lx), list(ly)
-        flips = lx != ly
-    else:
-        cats_x = cats_y = None
-        if np.unique(np.concatenate((x, y))).size <= MAX_CATEGORIES:
-            # few distinct values (YES/PARTIAL/NO, a 1-5 scale): each value is a category
-            cats_x, cats_y = x.tolist(), y.tolist()
-            flips = x != y
-        else:
-            flips = (x >= BINARY_THRESHOLD) != (y >= BINARY_THRESHOLD)
-    kappa = stats.cohen_kappa(cats_x, cats_y) if cats_x is not None else None
-    rho = stats.spearman(x, y)
-    order = np.argsort(-np.abs(y - x)[flips], kind="stable")
-    flagged = (rho is not None and rho < RHO_FLAG) or (kappa is not None and kappa < KAPPA_FLAG)
-    return Agreement(
-        metric,
-        between,
-        int(x.size),
-        finite(kappa),
-        finite(rho),
-        [str(c) for c in ids[flips][order]],
-        flagged,
-    )
-
-
-def replicates(grid: ScoreGrid, rows: list[int], ids: list[str], warnings: list[str]) -> list[int]:
-    """Drop reruns identical to an earlier one: a cache hit would fake a zero noise floor."""
+def replicates(
+    grid: ScoreGrid, rows: list[int], ids: list[str], side: str, notes: list[Note]
+) -> list[int]:
+    """Drop reruns identical to an earlier one on every score: a cache hit would fake a zero
+    noise floor and count one run twice in the per-case mean."""
     kept: list[int] = []
     for r in rows:
         twin = next((k for k in kept if grid.same(k, r)), None)
         if twin is None:
             kept.append(r)
         else:
-            warnings.append(
-                f"rerun {ids[r]} is identical to {ids[twin]} on every score: "
-                "a cache hit, not a replicate (left out of the noise floor)"
-            )
+            notes.append(RerunIdentical(side, ids[r], ids[twin]))
     return kept
 
 
-def drift_warnings(
-    metric: str, x: np.ndarray, names: list[str], side: str, warnings: list[str]
-) -> None:
+def metric_replicates(
+    grid: ScoreGrid,
+    rows: list[int],
+    mi: int,
+    ids: list[str],
+    side: str,
+    dupes: dict[tuple[str, str, str], list[str]],
+) -> list[int]:
+    """The same, per metric: a rerun that is a cache hit on this metric only is left out of
+    this metric's mean and noise floor; `dupes` collects (side, run, twin) -> metrics."""
+    kept: list[int] = []
+    for r in rows:
+        twin = next((k for k in kept if grid.same(k, r, mi)), None)
+        if twin is None:
+            kept.append(r)
+        else:
+            dupes.setdefault((side, ids[r], ids[twin]), []).append(grid.metric_names[mi])
+    return kept
+
+
+def drift_notes(metric: str, x: np.ndarray, names: list[str], side: str, notes: list[Note]) -> None:
     for k in range(1, x.shape[0]):
         p = stats.drift_p(x[0], x[k])
         if p is not None and p < DRIFT_ALPHA:
-            shift = float((x[k] - x[0]).mean()) * 100
-            warnings.append(
-                f"{metric}: rerun {names[k]} of {side} drifted from {names[0]} by "
-                f"{shift:+.1f} points (p {p:.2g}): a systematic change, not noise"
+            notes.append(
+                RerunDrift(metric, side, names[k], names[0], float((x[k] - x[0]).mean()), p)
             )
 
 
 def bottom_cases(
     grid: ScoreGrid, values: np.ndarray, scored: np.ndarray
 ) -> list[tuple[str, float]]:
-    """The worst 10 % (at least one case) of the scored cases, lowest first, ties by case id."""
+    """The worst 10% (at least one case) of the scored cases, lowest first, ties by case id."""
     idx = grid.by_id[scored[grid.by_id]]
     if not idx.size:
         return []
     v = values[idx]
-    take = idx[np.argsort(v, kind="stable")[: max(1, math.ceil(0.1 * v.size))]]
+    take = idx[np.argsort(v, kind="stable")[: stats.bottom_count(v.size)]]
     return list(zip(grid.case_ids[take].tolist(), values[take].tolist(), strict=True))
 
 
@@ -223,29 +178,95 @@ def mean_or_none(values: list[float]) -> float | None:
     return float(np.mean(values)) if values else None
 
 
-def human_agreement(
-    store: Store, grid: ScoreGrid, names: list[str], a_id: str, b_id: str
-) -> list[Agreement]:
-    """Each run's judge against the human labels stored with that run's cases."""
-    table = store.human([a_id, b_id])
-    out: list[Agreement] = []
+@dataclass(frozen=True)
+class Profile:
+    """How one run scored one metric: the scales in use, errors and parse failures."""
+
+    scales: tuple[ScaleInfo, ...]
+    errors: int
+    parse_failures: int
+
+
+def profiles(table: pa.Table) -> dict[tuple[str, str], Profile]:
+    """(run id, metric) -> Profile, from `Store.score_profile`."""
+    scales: dict[tuple[str, str], set[ScaleInfo]] = {}
+    errors: dict[tuple[str, str], int] = {}
+    parse: dict[tuple[str, str], int] = {}
+    for row in table.to_pylist():
+        key = (row["run_id"], row["metric"])
+        errors[key] = errors.get(key, 0) + row["n_errors"]
+        parse[key] = parse.get(key, 0) + row["n_parse_failures"]
+        if row["n"]:
+            lo, hi = row["scale_lo"], row["scale_hi"]
+            scale = ScaleInfo(
+                "label" if row["labelled"] else "number",
+                0.0 if lo is None else float(lo),
+                1.0 if hi is None else float(hi),
+            )
+            scales.setdefault(key, set()).add(scale)
+    return {
+        key: Profile(
+            tuple(sorted(scales.get(key, ()), key=lambda s: (s.kind, s.lo, s.hi))),
+            errors[key],
+            parse[key],
+        )
+        for key in errors
+    }
+
+
+def rerun_source(fingerprints: dict[str, tuple[int, int]], runs: list[str]) -> str:
+    """ "judge-only" when the replicates share their answers (same answers, fresh judge calls),
+    "full" when every one has its own, "mixed" between; "unknown" without answers to compare."""
+    prints = [fingerprints.get(r) for r in runs]
+    if any(p is None or p[1] == 0 for p in prints):
+        return "unknown"
+    distinct = len({p for p in prints})
+    if distinct == 1:
+        return "judge-only"
+    return "full" if distinct == len(prints) else "mixed"
+
+
+def human_labels(
+    store: Store, grid: ScoreGrid, names: list[str], run_ids: tuple[str, str]
+) -> dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
+    """(side 0/1, metric index) -> (grid positions of the cases the judge scored that carry a
+    human label, the labels), from the human labels stored with each run's cases."""
+    table = store.human(list(run_ids))
+    out: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     if table.num_rows == 0:
         return out
     where = grid.index_of(table["case_id"])
     runs = table["run_id"].to_numpy(zero_copy_only=False)
     metrics = table["metric"].to_numpy(zero_copy_only=False)
     values = table["value"].to_numpy(zero_copy_only=False).astype(float)
-    for side, run_id, ri in (("A", a_id, 0), ("B", b_id, 1)):
+    for ri, run_id in enumerate(run_ids):
         for mi, m in enumerate(names):
             sel = (runs == run_id) & (metrics == m) & (where >= 0)
             idx, human = where[sel], values[sel]
             scored = grid.state[ri, mi, idx] == 1
-            idx, human = idx[scored], human[scored]
-            if idx.size < 2:
-                continue
-            out.append(
-                agreement(
-                    m, f"{side} judge vs human", grid.case_ids[idx], grid.value[ri, mi, idx], human
-                )
+            if scored.any():
+                out[(ri, mi)] = (idx[scored], human[scored])
+    return out
+
+
+def human_agreement(
+    grid: ScoreGrid,
+    names: list[str],
+    labels: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]],
+) -> list[Agreement]:
+    """Each run's judge against the human labels stored with that run's cases."""
+    out = []
+    for (ri, mi), (idx, human) in sorted(labels.items()):
+        if idx.size < 2:
+            continue
+        side = "AB"[ri]
+        out.append(
+            agreement(
+                names[mi],
+                f"{side} judge vs human",
+                grid.case_ids[idx],
+                grid.value[ri, mi, idx],
+                human,
             )
+        )
     return out

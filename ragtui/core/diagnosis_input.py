@@ -27,8 +27,8 @@ class MetricDelta:
     ci_low: float | None
     ci_high: float | None
     p_adj: float | None
-    verdict: str  # "improved", "regressed" or "within noise"
-    reason: str
+    verdict: str  # a Verdict's value: "improved", "regressed", "inconclusive", ...
+    reason: str  # why, in words (ragtui.format.verdict_reason)
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,12 @@ class PairedScores:
 
 
 def _metric_delta(c: Comparison, name: str) -> MetricDelta:
+    from ragtui.format import verdict_reason  # words come from the one formatting module
+
     m = c.metric(name)
     assert m is not None
-    return MetricDelta(name, m.n, m.delta, m.ci_low, m.ci_high, m.p_adj, m.verdict, m.reason)
+    reason = verdict_reason(m, c.margin)
+    return MetricDelta(name, m.n, m.delta, m.ci_low, m.ci_high, m.p_adj, str(m.verdict), reason)
 
 
 def paired_scores(
@@ -97,10 +100,16 @@ def paired_scores(
         b_name=c.run_b.name,
         a_runs=tuple(c.reruns_a),
         metrics=tuple(_metric_delta(c, n) for n in names),
-        warnings=tuple(c.warnings),
+        warnings=tuple(_note_texts(c)),
         case_ids=tuple(str(x) for x in case_ids),
         values=values,
     )
+
+
+def _note_texts(c: Comparison) -> list[str]:
+    from ragtui.format import note_text
+
+    return [note_text(w) for w in c.warnings]
 
 
 def require_metrics(paired: PairedScores, asked: Sequence[str] | None) -> list[str]:

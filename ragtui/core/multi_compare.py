@@ -32,8 +32,8 @@ class Cell:
     ci_high: float | None
     p: float | None
     p_adj: float | None  # Holm over every cell of the table
-    verdict: str  # "improved", "regressed" or "within noise" (see reason)
-    reason: str
+    verdict: str  # a Verdict's value: "improved", "regressed", "inconclusive", ...
+    reason: str  # why, in words (ragtui.format.verdict_reason)
 
 
 @dataclass(frozen=True)
@@ -106,11 +106,13 @@ def compare_many(
     names = list(dict.fromkeys(metrics)) if metrics else store.metrics([base_id])
     if not names:
         raise RagtuiError(f"the base run {base_id} has no scores to compare")
+    from ragtui.format import note_text, verdict_reason  # words from the one formatting module
+
     results: list[tuple[str, MetricResult]] = []
     warnings: list[str] = []
     for cid in ids:
         c = compare_runs(store, base_id, cid, metrics=names, margin=margin, seed=seed)
-        warnings += [f"{cid}: {w}" for w in c.warnings]
+        warnings += [f"{cid}: {note_text(w)}" for w in c.warnings]
         results += [(cid, m) for m in c.metrics]
     adjusted = stats.holm([m.p for _, m in results])
     cells = []
@@ -128,8 +130,8 @@ def compare_many(
                 d.ci_high,
                 d.p,
                 d.p_adj,
-                d.verdict,
-                d.reason,
+                str(d.verdict),
+                verdict_reason(d, margin),
             )
         )
     return MultiComparison(

@@ -409,6 +409,49 @@ class Store:
             sql += " ORDER BY run_id, metric, case_id"
         return _arrow(self._cursor(), sql, params)
 
+    def score_profile(self, run_ids: Sequence[str], metrics: Sequence[str]) -> pa.Table:
+        """Per run and metric, how it was scored: one row per (labelled, scale) in use, with
+        counts of scores, errors and parse failures (a grade whose reply could not be read:
+        an error, or a 0 with a "parse failure: " reason in label mode)."""
+        return _arrow(
+            self._cursor(),
+            "SELECT run_id, metric, label IS NOT NULL AS labelled, scale_lo, scale_hi, "
+            "count(value) AS n, count(error) AS n_errors, "
+            "count(*) FILTER (WHERE starts_with(coalesce(error, reason, ''), 'parse failure: ')) "
+            "AS n_parse_failures FROM scores "
+            "WHERE list_contains(?, run_id) AND list_contains(?, metric) "
+            "GROUP BY ALL ORDER BY ALL",
+            [list(run_ids), list(metrics)],
+        )
+
+    def case_clusters(self, run_id: str) -> pa.Table | None:
+        """(case_id, cluster) of a run's cases that name a cluster; None while the index has
+        no cluster column (the comparison then treats every case as its own cluster)."""
+        cur = self._cursor()
+        columns = {r[0] for r in cur.execute("DESCRIBE cases").fetchall()}
+        if "cluster" not in columns:
+            return None
+        return _arrow(
+            cur,
+            "SELECT case_id, cluster FROM cases WHERE run_id = ? AND cluster IS NOT NULL",
+            [run_id],
+        )
+
+    def answer_fingerprints(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """run id -> (an order-free hash of its (case id, answer) pairs, answered cases): runs
+        with equal hashes graded the same answers (judge-only reruns)."""
+        rows = (
+            self._cursor()
+            .execute(
+                "SELECT run_id, bit_xor(hash(case_id, coalesce(answer, ''))), "
+                "count(*) FILTER (WHERE coalesce(answer, '') <> '') FROM cases "
+                "WHERE list_contains(?, run_id) GROUP BY run_id",
+                [list(run_ids)],
+            )
+            .fetchall()
+        )
+        return {r[0]: (int(r[1]), int(r[2])) for r in rows}
+
     def run_means(self) -> pa.Table:
         return _arrow(
             self._cursor(),

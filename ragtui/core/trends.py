@@ -1,7 +1,8 @@
 """Per-metric trends over time, grouped by config (the Trends screen). No textual, no rich.
 
-For every run: the mean of one metric over its scored cases, a 95% t-interval of that mean
-(from the per-case values), and the mean of its worst 10% of cases. Runs sharing a config key
+For every run: the mean of one metric over its scored cases, a 95% interval of that mean that
+stays inside [0, 1] (Wilson for binary scores, else the t-interval; see
+`intervals.mean_interval`), and the mean of its worst 10% of cases. Runs sharing a config key
 form one series; the spread of their means (max - min) is what reruns of that config vary by.
 """
 
@@ -13,7 +14,8 @@ from datetime import datetime
 import numpy as np
 import pyarrow as pa
 
-from ragtui.core.stats import bottom_indices, t_interval
+from ragtui.core.intervals import mean_interval
+from ragtui.core.stats import bottom_indices
 from ragtui.core.store import Store
 
 BOTTOM_SHARE = 0.10
@@ -52,7 +54,7 @@ def point(
     values = np.asarray(values, dtype=float)
     if values.size == 0:
         return TrendPoint(run_id, name, created_at, 0, errors, None, None, None, None)
-    ci = t_interval(values)
+    ci = mean_interval(values)
     worst = values[bottom_indices(values, BOTTOM_SHARE)]
     return TrendPoint(
         run_id=run_id,

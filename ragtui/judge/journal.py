@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import IO
 
@@ -25,6 +26,7 @@ class ReplyJournal:
         self.path = journal_path(run_file)
         self.replies: dict[str, str] = {}
         self._handle: IO[str] | None = None
+        self._lock = threading.Lock()  # puts arrive from several worker threads at once
         try:
             text = self.path.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
@@ -44,16 +46,19 @@ class ReplyJournal:
 
     def put(self, key: str, reply: str) -> None:
         """Append one reply durably (called in a worker thread)."""
-        if self._handle is None:
-            self._handle = self.path.open("a", encoding="utf-8")
-        self._handle.write(json.dumps({"key": key, "reply": reply}, ensure_ascii=True) + "\n")
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        self.replies[key] = reply
+        line = json.dumps({"key": key, "reply": reply}, ensure_ascii=True) + "\n"
+        with self._lock:
+            if self._handle is None:
+                self._handle = self.path.open("a", encoding="utf-8")
+            self._handle.write(line)
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self.replies[key] = reply
 
     def close(self, *, finished: bool) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
         if finished:
             self.path.unlink(missing_ok=True)

@@ -73,7 +73,7 @@ def noise_lines(noise: Sequence[MetricNoise], margin: float = 0.05) -> list[str]
         f = m.floor
         means = " / ".join(f"{100 * x:.1f}" for x in m.means)
         icc = "—" if f.icc is None else f"{f.icc:.2f}"
-        rule = "ok" if f.rerun_delta < margin else "ABOVE"
+        rule = "ok" if stats.rule_holds(f.rerun_delta, margin) else "ABOVE"
         errs = sum(m.errors)
         lines.append(
             f"{m.metric}: reruns {means} · noise floor ±{100 * f.noise_floor:.1f} points · "

@@ -33,8 +33,13 @@ class RunWriter:
         name: str | None = None,
         answers: Mapping[str, str] | None = None,
         claims: Mapping[str, list[Claim]] | None = None,
+        scales: Mapping[str, tuple[float, float]] | None = None,
+        reasons: Mapping[str, Mapping[str, str]] | None = None,
+        clusters: Mapping[str, str] | None = None,
     ) -> Path:
-        """scores: metric -> case id -> value, or an error message (a str) for a failed grade."""
+        """scores: metric -> case id -> value, or an error message (a str) for a failed grade.
+        scales: metric -> the declared scale its raw values came on (value stays normalised);
+        reasons: metric -> case id -> the grade's reason ("parse failure: ..." marks one)."""
         self.count += 1
         case_ids = list(dict.fromkeys(c for per in scores.values() for c in per))
         cases = []
@@ -49,7 +54,15 @@ class RunWriter:
                     errors[metric] = value
                 else:
                     label = (labels or {}).get(metric, {}).get(cid)
-                    got[metric] = Score(value=float(value), label=label)
+                    scale = (scales or {}).get(metric)
+                    raw = None if scale is None else scale[0] + float(value) * (scale[1] - scale[0])
+                    got[metric] = Score(
+                        value=float(value),
+                        raw=raw,
+                        label=label,
+                        scale=scale,
+                        reason=(reasons or {}).get(metric, {}).get(cid),
+                    )
             cases.append(
                 Case(
                     case_id=cid,
@@ -59,6 +72,7 @@ class RunWriter:
                     errors=errors,
                     claims=tuple((claims or {}).get(cid, ())),
                     human={m: h[cid] for m, h in (human or {}).items() if cid in h},
+                    cluster=(clusters or {}).get(cid),
                 )
             )
         run = Run(

@@ -12,10 +12,27 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from ragtui.core import stats
-from ragtui.core.compare import MetricResult, analyse_metric, compare_runs, decide
+from ragtui.core import intervals, stats
+from ragtui.core.agreement import cohen_kappa
+from ragtui.core.compare import MetricResult, compare_runs, decide
 from ragtui.core.errors import RagtuiError, RunNotFoundError
 from ragtui.core.store import Store
+from ragtui.core.verdict import (
+    ErrorCounts,
+    IdenticalMetric,
+    IdenticalRuns,
+    JudgesDisagree,
+    Method,
+    NotScored,
+    RerunDrift,
+    RerunIdentical,
+    RerunRule,
+    RunsDiffer,
+    ScalesDiffer,
+    SelfJudged,
+    Unpaired,
+    Verdict,
+)
 
 BASE = {"generator": "llama3.2:3b", "prompt": "v1"}
 
@@ -26,6 +43,10 @@ def _ids(n: int) -> list[str]:
 
 def _values(ids: list[str], values: np.ndarray | list[float]) -> dict[str, float]:
     return {c: float(v) for c, v in zip(ids, values, strict=True)}
+
+
+def _notes(c, kind):
+    return [w for w in [*c.warnings, *c.noise] if isinstance(w, kind)]
 
 
 def test_paired_figures_counts_and_case_order(run_writer) -> None:
@@ -44,71 +65,94 @@ def test_paired_figures_counts_and_case_order(run_writer) -> None:
     assert m.mean_a == pytest.approx(np.mean(a)) and m.mean_b == pytest.approx(np.mean(b))
     assert m.delta == pytest.approx(d.mean())
     assert m.se == pytest.approx(sps.sem(d))
-    ref = sps.ttest_rel(b, a).confidence_interval()
-    assert (m.ci_low, m.ci_high) == pytest.approx((ref.low, ref.high))
-    assert m.ci_method == "t"
-    assert m.p == pytest.approx(stats.sign_flip_exact(d))
-    assert m.mde == pytest.approx(2.80 * sps.sem(d))
-    assert m.fixed is None and m.mcnemar_p is None  # not binary
+    # 12 cases of labels: sign-flips with ties counted half, by enumeration of 2^12 patterns
+    signs = 1 - 2 * ((np.arange(4096)[:, None] >> np.arange(12)) & 1)
+    flipped, observed = np.abs(signs @ d), abs(d.sum())
+    mid_p = np.sum(flipped > observed + 1e-9) + np.sum(np.abs(flipped - observed) < 1e-9) / 2
+    assert m.method is Method.SIGN_FLIP and m.p == pytest.approx(mid_p / 4096)
+    assert m.ci_low < m.delta < m.ci_high and m.ci90_low > m.ci_low
+    # MDE with the t quantiles of 11 degrees of freedom
+    assert m.mde == pytest.approx((sps.t.ppf(0.975, 11) + sps.t.ppf(0.8, 11)) * sps.sem(d))
+    assert m.fixed is None  # not binary
     assert m.noise_floor is None and m.rerun_delta is None and m.icc is None
     deltas = [x.delta for x in c.cases]
     assert deltas == sorted(deltas)
     assert c.cases[0].case_id == "case-004" and c.cases[0].delta == pytest.approx(-1.0)
     assert len(c.cases) == 12
-    assert any("1 cases only in A, 2 only in B" in w for w in c.warnings)
-    assert any("1 cases errored" in w for w in c.warnings)
+    assert _notes(c, Unpaired) == [Unpaired("faithfulness", 1, 2, 12)]
+    assert _notes(c, ErrorCounts) == [ErrorCounts("faithfulness", 1, 0, 0, 0)]
 
 
-def test_json_schema_and_nulls(run_writer) -> None:
+def test_json_is_codes_with_data_and_strict(run_writer) -> None:
     ids = _ids(40)
     rng = np.random.default_rng(1)
     run_writer.write("A", {"faithfulness": _values(ids, rng.integers(0, 2, 40))})
-    run_writer.write("B", {"faithfulness": _values(ids, rng.integers(0, 2, 40))}, config={"x": 1})
+    run_writer.write(
+        "B",
+        {"faithfulness": _values(ids, rng.integers(0, 2, 40))},
+        config={"x": 1},
+        judge="llama3.1:8b",
+    )
     j = compare_runs(run_writer.store(), "A", "B").to_json()
-    assert {"a", "b", "seed", "margin", "warnings", "metrics", "cases"} <= set(j)
+    text = json.dumps(j, allow_nan=False)
+    assert "NaN" not in text and "Infinity" not in text
     assert (j["a"], j["b"], j["seed"], j["margin"]) == ("A", "B", 20261201, 0.05)
-    keys = [
-        "metric",
-        "n",
-        "only_a",
-        "only_b",
-        "errors",
-        "mean_a",
-        "mean_b",
-        "delta",
-        "se",
-        "ci_low",
-        "ci_high",
-        "p",
-        "p_adj",
-        "noise_floor",
-        "rerun_delta",
-        "icc",
-        "mde",
-        "power",
-        "verdict",
-        "reason",
-    ]
-    assert set(keys) <= set(j["metrics"][0])
-    assert j["metrics"][0]["noise_floor"] is None and j["metrics"][0]["icc"] is None
-    assert j["metrics"][0]["ci_method"] == "bootstrap"
+    m = j["metrics"][0]
+    assert {"verdict", "verdict_text", "why", "method", "method_text", "ci90_low"} <= set(m)
+    assert m["method"] == "score" and m["method_text"] == "Tango score / McNemar"
+    assert m["verdict"] in {v.value for v in Verdict}
+    warning = next(w for w in j["warnings"] if w["code"] == "runs_differ")
+    assert warning["what"] == "judge model" and warning["b"] == "llama3.1:8b"
+    assert warning["text"].startswith("judge model differs between A and B")
+    assert any(n["code"] == "no_reruns" for n in j["noise"])
     assert set(j["cases"][0]) == {"case_id", "metric", "a", "b", "delta"}
-    assert [x["delta"] for x in j["cases"]] == sorted(x["delta"] for x in j["cases"])
-    assert any("noise floor unknown" in line for line in j["noise"])
 
 
-def test_reruns_give_baseline_mean_noise_floor_and_icc(run_writer) -> None:
+def test_reruns_count_on_both_sides_symmetrically(run_writer) -> None:
+    """Two reruns each of A and B: `compare A B` mirrors `compare B A` exactly, and every
+    per-case figure is the reruns' mean."""
+    ids = _ids(30)
+    rng = np.random.default_rng(2)
+    q = rng.uniform(size=30)
+    runs = {}
+    for side, shift, cfg in (("a", 0.0, BASE), ("b", 0.05, {**BASE, "prompt": "v2"})):
+        for k in range(2):
+            x = np.round(np.clip(q + shift + rng.normal(0, 0.2, 30), 0, 1) * 4) / 4
+            runs[f"{side}{k}"] = x
+            run_writer.write(f"{side}{k}", {"m": _values(ids, x)}, config={**cfg, "seed": k})
+    store = run_writer.store()
+    ab, ba = compare_runs(store, "a0", "b0"), compare_runs(store, "b0", "a0")
+    mab, mba = ab.metric("m"), ba.metric("m")
+    a_mean, b_mean = (runs["a0"] + runs["a1"]) / 2, (runs["b0"] + runs["b1"]) / 2
+    assert ab.reruns_a == ["a0", "a1"] and ab.reruns_b == ["b0", "b1"]
+    assert mab.delta == pytest.approx((b_mean - a_mean).mean())
+    assert mba.delta == pytest.approx(-mab.delta)
+    assert (mba.ci_low, mba.ci_high) == pytest.approx((-mab.ci_high, -mab.ci_low))
+    assert mba.p == pytest.approx(mab.p) and (mab.runs_a, mab.runs_b) == (2, 2)
+    cv = ab.case_values("m", "case-003")
+    assert cv is not None and cv.a == pytest.approx(a_mean[3]) and cv.b == pytest.approx(b_mean[3])
+    assert cv.a_runs == (("a0", runs["a0"][3]), ("a1", runs["a1"][3]))
+    row = next(x for x in ab.cases if x.case_id == "case-003")
+    assert (row.a, row.b) == pytest.approx((a_mean[3], b_mean[3]))
+    assert {n.side for n in _notes(ab, RerunRule)} == {"A", "B"}
+
+
+def test_reruns_give_noise_floor_icc_and_the_rule_line(run_writer) -> None:
     ids = _ids(40)
     rng = np.random.default_rng(2)
     quality = rng.uniform(size=40)
     reruns = [np.round(np.clip(quality + rng.normal(0, 0.15, 40), 0, 1) * 4) / 4 for _ in range(3)]
     for k, x in enumerate(reruns):
-        run_writer.write(f"base-{k}", {"faithfulness": _values(ids, x)}, config={**BASE, "seed": k})
+        run_writer.write(
+            f"base-{k}",
+            {"faithfulness": _values(ids, x)},
+            config={**BASE, "seed": k},
+            answers={c: f"answer {c} from rerun {k}" for c in ids},
+        )
     b = np.round(np.clip(quality + 0.1, 0, 1) * 4) / 4
     run_writer.write("strict", {"faithfulness": _values(ids, b)}, config={**BASE, "prompt": "v2"})
     c = compare_runs(run_writer.store(), "base-0", "strict")
     m = c.metric("faithfulness")
-    assert m is not None
     x = np.vstack(reruns)
     assert c.reruns_a == ["base-0", "base-1", "base-2"]
     assert m.mean_a == pytest.approx(x.mean())
@@ -118,9 +162,12 @@ def test_reruns_give_baseline_mean_noise_floor_and_icc(run_writer) -> None:
     assert m.rerun_delta == pytest.approx(np.ptp(x.mean(axis=1)))
     assert m.icc == pytest.approx(stats.icc1(x))
     assert m.noise_runs == 3
-    line = next(s for s in c.noise_lines if s.startswith("faithfulness: reruns of A"))
-    assert f"differ by {m.rerun_delta * 100:.1f} points (rule of thumb: < 5)" in line
-    assert any("seed 20261201" in s for s in c.noise_lines)
+    (rule,) = _notes(c, RerunRule)
+    assert rule.holds == stats.rule_holds(m.rerun_delta, 0.05)
+    assert rule.chance_range == pytest.approx(
+        stats.rerun_range_quantile(3) * math.sqrt(pooled / 40)
+    )
+    assert rule.source == "full"  # every rerun wrote its own answers
 
 
 def test_cache_hit_rerun_is_flagged_and_left_out(run_writer) -> None:
@@ -130,9 +177,27 @@ def test_cache_hit_rerun_is_flagged_and_left_out(run_writer) -> None:
     run_writer.write("base-again", {"faithfulness": _values(ids, a)}, config={**BASE, "seed": 9})
     run_writer.write("cand", {"faithfulness": _values(ids, 1 - a)}, config={"prompt": "v9"})
     c = compare_runs(run_writer.store(), "base", "cand")
-    assert any("identical to base" in w and "cache hit" in w for w in c.warnings)
+    assert _notes(c, RerunIdentical) == [RerunIdentical("A", "base-again", "base")]
     assert c.metric("faithfulness").noise_floor is None
     assert c.reruns_a == ["base"]
+
+
+def test_rerun_identical_on_one_metric_only_is_left_out_of_that_metric(run_writer) -> None:
+    """A rerun that is a cache hit on one metric: no fake 0.0 floor or ICC 1.00 for it."""
+    ids = _ids(30)
+    rng = np.random.default_rng(31)
+    same, f1 = rng.integers(0, 5, 30) / 4, rng.integers(0, 2, 30)
+    run_writer.write("base", {"rel": _values(ids, same), "f": _values(ids, f1)})
+    run_writer.write(
+        "base-2",
+        {"rel": _values(ids, same), "f": _values(ids, rng.integers(0, 2, 30))},
+        config={**BASE, "seed": 2},
+    )
+    run_writer.write("cand", {"rel": _values(ids, same), "f": _values(ids, f1)}, config={"p": 1})
+    c = compare_runs(run_writer.store(), "base", "cand")
+    assert RerunIdentical("A", "base-2", "base", ("rel",)) in c.warnings
+    assert c.metric("rel").noise_floor is None and c.metric("rel").runs_a == 1
+    assert c.metric("f").noise_floor is not None and c.metric("f").runs_a == 2
 
 
 def test_drifted_rerun_is_flagged(run_writer) -> None:
@@ -145,10 +210,12 @@ def test_drifted_rerun_is_flagged(run_writer) -> None:
     )
     run_writer.write("cand", {"m": _values(ids, a)}, config={"prompt": "v9"})
     c = compare_runs(run_writer.store(), "base", "cand")
-    assert any("drifted" in w and "base-2" in w for w in c.warnings)
+    (drift,) = _notes(c, RerunDrift)
+    assert (drift.run, drift.reference, drift.side) == ("base-2", "base", "A")
+    assert drift.shift == pytest.approx(0.2, abs=0.01)
 
 
-def test_comparability_warnings(run_writer) -> None:
+def test_comparability_notes(run_writer) -> None:
     ids = _ids(5)
     run_writer.write("A", {"m": _values(ids, [1, 0, 1, 1, 0])})
     run_writer.write(
@@ -158,12 +225,93 @@ def test_comparability_warnings(run_writer) -> None:
         prompt_hash="faith-label-v2",
         dataset_version="v4",
     )
-    w = " | ".join(compare_runs(run_writer.store(), "A", "B").warnings)
-    assert "judge model differs between A and B (qwen2.5:7b → llama3.2:3b)" in w
-    assert "judge prompt differs between A and B (faith-label-v1 → faith-label-v2)" in w
-    assert "dataset version differs between A and B (v3 → v4)" in w
-    assert "run B is judged by its own generator (llama3.2:3b)" in w
-    assert "run A is judged by its own" not in w
+    c = compare_runs(run_writer.store(), "A", "B")
+    assert RunsDiffer("judge model", "qwen2.5:7b", "llama3.2:3b") in c.warnings
+    assert RunsDiffer("judge prompt", "faith-label-v1", "faith-label-v2") in c.warnings
+    assert RunsDiffer("dataset version", "v3", "v4") in c.warnings
+    assert _notes(c, SelfJudged) == [SelfJudged("B", "llama3.2:3b")]
+
+
+def test_metric_scored_on_one_side_only_says_so(run_writer) -> None:
+    ids = _ids(10)
+    run_writer.write("A", {"m": _values(ids, [1.0] * 10), "only_a": _values(ids, [0.5] * 10)})
+    run_writer.write("B", {"m": _values(ids, [1.0] * 10)}, config={"p": 2})
+    store = run_writer.store()
+    c = compare_runs(store, "A", "B")
+    assert [m.metric for m in c.metrics] == ["m"]
+    assert NotScored("only_a", "B") in c.warnings
+    asked = compare_runs(store, "A", "B", metrics=["only_a"])
+    assert asked.metric("only_a").verdict is Verdict.NO_DATA
+
+
+def test_scales_that_differ_get_no_verdict(run_writer) -> None:
+    """Two 0-10 files, B read as 1-5: the metric is not comparable and a note says why; the
+    same declared scale on both sides makes it comparable again."""
+    ids = _ids(20)
+    rng = np.random.default_rng(8)
+    run_writer.write(
+        "A", {"quality": _values(ids, rng.uniform(size=20))}, scales={"quality": (0, 10)}
+    )
+    run_writer.write(
+        "B",
+        {"quality": _values(ids, rng.uniform(size=20))},
+        scales={"quality": (1, 5)},
+        config={"p": 2},
+    )
+    run_writer.write(
+        "C",
+        {"quality": _values(ids, rng.uniform(size=20))},
+        scales={"quality": (0, 10)},
+        config={"p": 3},
+    )
+    store = run_writer.store()
+    c = compare_runs(store, "A", "B")
+    m = c.metric("quality")
+    assert m.verdict is Verdict.NOT_COMPARABLE and m.delta is None and m.p_adj is None
+    (note,) = _notes(c, ScalesDiffer)
+    assert (note.a[0].lo, note.a[0].hi, note.b[0].lo, note.b[0].hi) == (0, 10, 1, 5)
+    assert c.deltas == {}
+    assert compare_runs(store, "A", "C").metric("quality").verdict is not Verdict.NOT_COMPARABLE
+
+
+def test_labels_against_numbers_are_not_comparable(run_writer) -> None:
+    ids = _ids(10)
+    names = {1.0: "YES", 0.5: "PARTIAL", 0.0: "NO"}
+    a = [1.0, 0.5, 0.0, 1.0, 1.0, 0.5, 1.0, 0.0, 1.0, 1.0]
+    run_writer.write(
+        "A",
+        {"f": _values(ids, a)},
+        labels={"f": {c: names[v] for c, v in zip(ids, a, strict=True)}},
+    )
+    run_writer.write("B", {"f": _values(ids, a)}, config={"p": 2})
+    c = compare_runs(run_writer.store(), "A", "B")
+    assert c.metric("f").verdict is Verdict.NOT_COMPARABLE
+    assert [s.kind for s in c.metric("f").scale_a] == ["label"]
+
+
+def test_summary_only_run_is_refused(run_writer) -> None:
+    run_writer.write("A", {"m": {"x": 1.0, "y": 0.0}})
+    run_writer.write("S", {}, config={"p": 2})  # a run with no cases
+    with pytest.raises(RagtuiError, match="run S has no cases: it is a summary-only run"):
+        compare_runs(run_writer.store(), "A", "S")
+
+
+def test_parse_failures_are_counted_and_a_difference_warns(run_writer) -> None:
+    """A judge that never gives a label scores 0 with a parse failure on every case: the
+    comparison counts them beside the means and warns that A and B differ."""
+    ids = _ids(20)
+    run_writer.write("A", {"f": _values(ids, [1.0] * 20)})
+    run_writer.write(
+        "B",
+        {"f": _values(ids, [0.0] * 20)},
+        reasons={"f": dict.fromkeys(ids, "parse failure: no label in the reply")},
+        config={"p": 2},
+    )
+    c = compare_runs(run_writer.store(), "A", "B")
+    m = c.metric("f")
+    assert (m.parse_failures_a, m.parse_failures_b) == (0, 20)
+    (note,) = _notes(c, ErrorCounts)
+    assert note.differ and note.parse_failures_b == 20
 
 
 def test_rejudge_gives_judge_agreement_with_flips(run_writer) -> None:
@@ -174,7 +322,7 @@ def test_rejudge_gives_judge_agreement_with_flips(run_writer) -> None:
     run_writer.write(
         "A",
         {"f": _values(ids, a)},
-        labels={"f": {c: names[v] for c, v in zip(ids, a, strict=False)}},
+        labels={"f": {c: names[v] for c, v in zip(ids, a, strict=True)}},
     )
     run_writer.write(
         "A-rj",
@@ -182,36 +330,36 @@ def test_rejudge_gives_judge_agreement_with_flips(run_writer) -> None:
         judge="llama3.2:3b",
         kind="rejudge",
         parent="A",
-        labels={"f": {c: names[v] for c, v in zip(ids, b, strict=False)}},
+        labels={"f": {c: names[v] for c, v in zip(ids, b, strict=True)}},
     )
     c = compare_runs(run_writer.store(), "A", "A-rj")
-    assert len(c.agreement) == 1
-    g = c.agreement[0]
-    assert g.n == 8
-    assert g.kappa == pytest.approx(stats.cohen_kappa([names[v] for v in a], [names[v] for v in b]))
+    (g,) = c.agreement
+    assert g.n == 8 and not g.weighted
+    assert g.kappa == pytest.approx(cohen_kappa([names[v] for v in a], [names[v] for v in b]))
     assert g.rho == pytest.approx(sps.spearmanr(a, b).statistic)
     assert g.flipped == ["case-004", "case-001", "case-007"]  # largest change first
-    assert any("judge model differs" in w for w in c.warnings)
-    # an ordinary eval pair graded different answers: no judge agreement
-    run_writer.write("C", {"f": _values(ids, b)}, config={"prompt": "v2"})
-    assert compare_runs(run_writer.store(), "A", "C").agreement == []
+    assert not g.flagged  # 8 cases are too few to flag a judge
 
 
-def test_human_agreement(run_writer) -> None:
-    ids = _ids(10)
-    judge = [1, 1, 0, 0, 1, 0, 1, 1, 0, 1]
-    human = [1, 0, 0, 0, 1, 1, 1, 1, 0, 0]
-    run_writer.write("A", {"f": _values(ids, judge)}, human={"f": _values(ids, human)})
+def test_human_labels_agreement_and_prediction_powered_estimate(run_writer) -> None:
+    ids = _ids(60)
+    rng = np.random.default_rng(10)
+    human = (rng.uniform(size=60) < 0.6).astype(float)
+    judge = np.where(rng.uniform(size=60) < 0.8, human, 1.0)  # lenient: some 0 -> 1
+    labelled = dict(list(_values(ids, human).items())[:40])
+    run_writer.write("A", {"f": _values(ids, judge)}, human={"f": labelled})
     run_writer.write("B", {"f": _values(ids, judge)}, config={"prompt": "v2"})
     c = compare_runs(run_writer.store(), "A", "B")
     assert [g.between for g in c.human] == ["A judge vs human"]
-    g = c.human[0]
-    assert g.kappa == pytest.approx(stats.cohen_kappa(judge, human))
-    assert sorted(g.flipped) == ["case-001", "case-005", "case-009"]
-    assert g.flagged and any("low agreement, A judge vs human" in w for w in c.warnings)
+    (p,) = c.ppi
+    rect = human[:40] - judge[:40]
+    assert (p.side, p.n, p.labelled) == ("A", 60, 40)
+    assert p.estimate == pytest.approx(judge[40:].mean() + rect.mean())
+    half = 1.959964 * math.sqrt(judge[40:].var(ddof=1) / 20 + rect.var(ddof=1) / 40)
+    assert (p.ci_low, p.ci_high) == pytest.approx((p.estimate - half, p.estimate + half))
 
 
-def test_binary_metric_gets_mcnemar(run_writer) -> None:
+def test_binary_metric_gets_the_score_family_and_mcnemar_counts(run_writer) -> None:
     ids = _ids(50)
     rng = np.random.default_rng(5)
     a = rng.integers(0, 2, 50)
@@ -221,7 +369,9 @@ def test_binary_metric_gets_mcnemar(run_writer) -> None:
     m = compare_runs(run_writer.store(), "A", "B").metric("hit")
     fixed = int(np.sum((a == 0) & (b == 1)))
     assert (m.fixed, m.broke) == (fixed, 0)
-    assert m.mcnemar_p == pytest.approx(sps.binomtest(0, fixed, 0.5).pvalue)
+    assert m.method is Method.SCORE
+    assert m.p == pytest.approx(sps.chi2.sf(fixed, 1))  # (f - b)²/(f + b) with b = 0
+    assert (m.ci_low, m.ci_high) == pytest.approx(intervals.tango_interval(fixed, 0, 50))
 
 
 def test_holm_across_metrics_and_metric_selection(run_writer) -> None:
@@ -248,18 +398,81 @@ def test_holm_across_metrics_and_metric_selection(run_writer) -> None:
         compare_runs(store, "A", "B", metrics=["nope"])
     with pytest.raises(RunNotFoundError):
         compare_runs(store, "A", "missing")
+    with pytest.raises(RagtuiError, match="seed must be 0 or more"):
+        compare_runs(store, "A", "B", seed=-1)
 
 
-def test_seed_is_reproducible_and_recorded(run_writer) -> None:
+def test_worst_tenth_of_25_cases_is_three(run_writer) -> None:
+    ids = _ids(25)
+    a = np.linspace(0, 1, 25)
+    run_writer.write("A", {"m": _values(ids, a)})
+    run_writer.write("B", {"m": _values(ids, a[::-1])}, config={"p": 2})
+    c = compare_runs(run_writer.store(), "A", "B")
+    assert [cid for cid, _ in c.bottom["m"]["a"]] == ["case-000", "case-001", "case-002"]
+    assert c.metric("m").bottom_a == pytest.approx(a[:3].mean())
+
+
+def test_identical_b_is_too_few_cases_never_no_change(run_writer) -> None:
+    ids = _ids(200)
+    a = np.random.default_rng(9).integers(0, 2, 200)
+    run_writer.write("A", {"m": _values(ids, a)})
+    run_writer.write("B", {"m": _values(ids, a)}, config={"p": 2})
+    c = compare_runs(run_writer.store(), "A", "B")
+    assert c.metric("m").verdict is Verdict.TOO_FEW
+    assert _notes(c, IdenticalRuns) and not _notes(c, IdenticalMetric)
+
+
+def test_verdict_under_another_judge_and_disagreement(run_writer) -> None:
+    """A and B both re-graded by a second judge: the verdict under each, side by side."""
+    ids = _ids(60)
+    rng = np.random.default_rng(12)
+    a = (rng.uniform(size=60) < 0.5).astype(float)
+    b = np.where(rng.uniform(size=60) < 0.35, 1.0, a)  # B fixes cases: improved
+    run_writer.write("A", {"f": _values(ids, a)})
+    run_writer.write("B", {"f": _values(ids, b)}, config={"prompt": "v2"})
+    # the other judge sees no difference: it grades both the same
+    for parent, config in (("A", BASE), ("B", {"prompt": "v2"})):
+        run_writer.write(
+            f"{parent}-rj",
+            {"f": _values(ids, a)},
+            judge="llama3.1:8b",
+            prompt_hash="other-v1",
+            kind="rejudge",
+            parent=parent,
+            config=config,
+        )
+    c = compare_runs(run_writer.store(), "A", "B")
+    judges = [(j.judge, j.verdict) for j in c.judges]
+    assert judges[0] == ("qwen2.5:7b (faith-label-v1)", Verdict.IMPROVED)
+    assert judges[1] == ("llama3.1:8b (other-v1)", Verdict.TOO_FEW)
+    assert not _notes(c, JudgesDisagree)  # too few cases is not a decided verdict
+
+
+def test_seed_is_recorded_and_negative_refused(run_writer) -> None:
     ids = _ids(60)
     rng = np.random.default_rng(7)
     run_writer.write("A", {"m": _values(ids, rng.uniform(size=60))})
     run_writer.write("B", {"m": _values(ids, rng.uniform(size=60))}, config={"prompt": "v2"})
     store = run_writer.store()
     one, two = (compare_runs(store, "A", "B", seed=42) for _ in range(2))
-    other = compare_runs(store, "A", "B", seed=43)
     assert one.metrics == two.metrics and one.seed == 42
-    assert one.metrics[0].ci_low != other.metrics[0].ci_low
+
+
+def test_clustered_cases_are_compared_by_cluster(run_writer) -> None:
+    ids = _ids(36)
+    rng = np.random.default_rng(15)
+    doc = np.repeat(rng.normal(0, 0.2, 12), 3)
+    a = rng.uniform(0.3, 0.7, 36)
+    clusters = {c: f"doc-{i // 3}" for i, c in enumerate(ids)}
+    run_writer.write("A", {"m": _values(ids, a)}, clusters=clusters)
+    run_writer.write(
+        "B", {"m": _values(ids, np.clip(a + doc, 0, 1))}, clusters=clusters, config={"p": 2}
+    )
+    store = run_writer.store()
+    if store.case_clusters("A") is None:
+        pytest.skip("the index does not store case clusters yet")
+    m = compare_runs(store, "A", "B").metric("m")
+    assert m.method is Method.CLUSTER_SIGN_FLIP and m.units == 12
 
 
 # ---------------------------------------------------------------- verdict rules
@@ -269,60 +482,77 @@ def _result(**kw) -> MetricResult:
     base = dict(
         metric="m",
         n=100,
-        only_a=0,
-        only_b=0,
-        errors=0,
         mean_a=0.5,
         mean_b=0.5,
         delta=0.0,
         se=0.01,
         ci_low=-0.02,
         ci_high=0.02,
+        ci90_low=-0.017,
+        ci90_high=0.017,
         p=0.5,
         p_adj=0.5,
-        noise_floor=None,
-        rerun_delta=None,
-        icc=None,
+        method=Method.T,
+        units=100,
+        spread=True,
+        can_detect=True,
+        tightest=0.0,
         mde=0.028,
-        power=0.9,
-        verdict="",
-        reason="",
         sd=0.1,
-        cases_needed=32,
+        n_detect=32,
+        n_no_change=40,
     )
     return MetricResult(**(base | kw))
 
 
 def test_verdict_rules() -> None:
-    assert decide(_result(delta=0.08, p_adj=0.004), 0.05).verdict == "improved"
-    assert decide(_result(delta=-0.08, p_adj=0.01), 0.05).verdict == "regressed"
-    r = decide(_result(), 0.05)
-    assert (r.verdict, r.reason) == ("within noise", "no meaningful change")
-    r = decide(_result(n=40, ci_low=-0.07, ci_high=0.05, cases_needed=140), 0.05)
-    assert (r.verdict, r.reason) == ("within noise", "inconclusive (need ~140 cases)")
-    assert decide(_result(n=0), 0.05).verdict == "no data"
+    assert decide(_result(delta=0.08, p_adj=0.004), 0.05).verdict is Verdict.IMPROVED
+    assert decide(_result(delta=-0.08, p_adj=0.01), 0.05).verdict is Verdict.REGRESSED
+    assert decide(_result(), 0.05).verdict is Verdict.NO_CHANGE
+    # TOST reads the 90% CI: a 95% CI just outside ±5 still shows no change
+    r = decide(_result(ci_low=-0.052, ci_high=0.04, ci90_low=-0.045, ci90_high=0.035), 0.05)
+    assert r.verdict is Verdict.NO_CHANGE
+    r = decide(_result(n=40, ci_low=-0.07, ci_high=0.05, ci90_low=-0.06, ci90_high=0.04), 0.05)
+    assert r.verdict is Verdict.INCONCLUSIVE
+    assert decide(_result(n=0), 0.05).verdict is Verdict.NO_DATA
 
 
-def test_a_a_simulation_false_positives_and_power() -> None:
-    """500 seeded A/A pairs from one per-case distribution: <= 7 % improved/regressed;
-    a true shift of 3 SE is detected in most pairs."""
-    n = 60
-    gen = np.random.default_rng(20261201)
-    false_alarms = 0
-    for i in range(500):
-        q = gen.uniform(0.2, 0.9, n)  # per-case difficulty, shared by A and B
-        a = (gen.uniform(size=n) < q).astype(float)
-        b = (gen.uniform(size=n) < q).astype(float)
-        r = analyse_metric("m", a, b, rng=stats.rng_for(i, "m"))
-        false_alarms += r.verdict in ("improved", "regressed")
-    assert false_alarms / 500 <= 0.07
-    detected = 0
-    for i in range(200):
-        a = (gen.uniform(size=n) < 0.5).astype(float)
-        # sd(d) for independent Bernoulli(.5) and Bernoulli(p): sqrt(.25 + p(1-p)); 3 SE ≈ .26
-        b = (gen.uniform(size=n) < 0.76).astype(float)
-        detected += analyse_metric("m", a, b, rng=stats.rng_for(i, "m")).verdict == "improved"
-    assert detected / 200 >= 0.7
+def test_significant_change_below_the_margin_says_so() -> None:
+    r = decide(_result(delta=0.02, p_adj=0.001, ci_low=0.01, ci_high=0.03), 0.05)
+    assert r.verdict is Verdict.IMPROVED and r.below_margin
+
+
+def test_significant_alone_but_not_after_holm_is_inconclusive_and_says_so() -> None:
+    r = decide(
+        _result(
+            delta=0.06, p=0.03, p_adj=0.09, ci_low=0.01, ci_high=0.11, ci90_low=0.02, ci90_high=0.1
+        ),
+        0.05,
+    )
+    assert r.verdict is Verdict.INCONCLUSIVE and r.holm_lost
+
+
+def test_no_spread_is_too_few_cases_even_with_a_zero_width_interval() -> None:
+    r = decide(
+        _result(
+            spread=False,
+            delta=0.0,
+            ci_low=0.0,
+            ci_high=0.0,
+            ci90_low=0.0,
+            ci90_high=0.0,
+            p=None,
+            p_adj=None,
+        ),
+        0.05,
+    )
+    assert r.verdict is Verdict.TOO_FEW
+
+
+def test_undecidable_n_is_too_few_cases() -> None:
+    # e.g. 5 clusters: no sign-flip test reaches .05, and the 90% bound cannot be tight
+    r = decide(_result(can_detect=False, tightest=None, p=0.0625, p_adj=0.0625), 0.05)
+    assert r.verdict is Verdict.TOO_FEW
 
 
 # ---------------------------------------------------------------- the shipped sample history
@@ -347,40 +577,37 @@ def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
 
 def test_samples_strict_prompt_improves_faithfulness(sample_store: Store) -> None:
     c = compare_runs(sample_store, BASELINE, "strict-v2-2026-11-16")
-    assert c.metric("faithfulness").verdict == "improved"
+    assert c.metric("faithfulness").verdict is Verdict.IMPROVED
     assert len(c.reruns_a) == 3  # the baseline's two reruns are averaged in
 
 
 def test_samples_smaller_generator_regresses(sample_store: Store) -> None:
     c = compare_runs(sample_store, BASELINE, "small-gen-2026-11-19")
-    assert c.metric("faithfulness").verdict == "regressed"
+    assert c.metric("faithfulness").verdict is Verdict.REGRESSED
 
 
-def test_samples_pure_noise_change_is_within_noise(sample_store: Store) -> None:
+def test_samples_pure_noise_change_shows_no_meaningful_change(sample_store: Store) -> None:
     c = compare_runs(sample_store, BASELINE, "overlap64-2026-11-12")
-    assert {m.verdict for m in c.metrics} == {"within noise"}
+    assert {m.verdict for m in c.metrics} == {Verdict.NO_CHANGE}
 
 
 def test_samples_baseline_reruns_give_a_noise_floor(sample_store: Store) -> None:
     c = compare_runs(sample_store, BASELINE, "strict-v2-2026-11-16")
-    for m in c.metrics:  # a deterministic metric may have a floor of exactly 0
-        assert m.noise_floor is not None and m.noise_floor >= 0, m
-        assert m.rerun_delta is not None and m.noise_runs == 3
     faith = c.metric("faithfulness")
-    assert faith.noise_floor > 0 and faith.icc is not None
-    assert any("reruns of A (3 runs" in line for line in c.noise_lines)
+    assert faith.noise_floor > 0 and faith.icc is not None and faith.noise_runs == 3
+    assert any(n.metric == "faithfulness" and n.side == "A" for n in _notes(c, RerunRule))
 
 
 def test_samples_rejudge_warns_and_shows_judge_agreement(sample_store: Store) -> None:
     c = compare_runs(sample_store, BASELINE, "rejudge-llama3.1-2026-11-06")
-    assert any(w.startswith("judge model differs between A and B") for w in c.warnings)
+    assert any(isinstance(w, RunsDiffer) and w.what == "judge model" for w in c.warnings)
     faith = next(g for g in c.agreement if g.metric == "faithfulness")
     assert faith.n > 0 and faith.kappa is not None and faith.rho is not None
 
 
 def test_samples_self_judged_run_is_flagged(sample_store: Store) -> None:
     c = compare_runs(sample_store, BASELINE, "self-judge-2026-11-23")
-    assert any("judged by its own generator" in w for w in c.warnings)
+    assert any(isinstance(w, SelfJudged) for w in c.warnings)
 
 
 def test_same_run_twice_is_a_user_error(run_writer) -> None:
@@ -394,10 +621,27 @@ def test_json_is_strict_json_without_nan(run_writer) -> None:
     run_writer.write("A", {"m": {"x": 1.0}, "e": {"x": "timeout"}}, human={"m": {"x": 1.0}})
     run_writer.write("B", {"m": {"x": 0.5}, "e": {"x": "timeout"}}, config={"prompt": "v2"})
     c = compare_runs(run_writer.store(), "A", "B")
-    text = json.dumps(c.to_json(), allow_nan=False)
+    text = json.dumps(c.to_json(rerun_values=True), allow_nan=False)
     m = c.metric("m")
-    assert (m.n, m.se, m.ci_low, m.mde) == (1, None, None, None)
-    assert c.metric("e").verdict == "no data"
-    assert c.human == []  # one labelled case is too few to measure agreement
+    assert (m.n, m.se, m.mde) == (1, None, None)
+    assert m.verdict is Verdict.TOO_FEW
+    assert c.metric("e").verdict is Verdict.NO_DATA
+    assert c.human == [] or c.human[0].n == 1
     assert [(d.case_id, d.metric, d.delta) for d in c.cases] == [("x", "m", -0.5)]
     assert "NaN" not in text
+
+
+def test_reruns_exactly_5_points_apart_break_the_rule_in_both_places(run_writer) -> None:
+    """Issue 13: the comparison and `ragtui noise` disagreed at exactly 5.0 points. Reruns
+    whose means are 95.0 and 100.0: both now say the rule (< 5) does not hold."""
+    from ragtui.judge.noise import noise_lines, rerun_noise
+
+    ids = _ids(20)
+    run_writer.write("base", {"m": _values(ids, [0.0] + [1.0] * 19)})
+    run_writer.write("base-2", {"m": _values(ids, [1.0] * 20)}, config={**BASE, "seed": 2})
+    run_writer.write("cand", {"m": _values(ids, [1.0] * 20)}, config={"prompt": "v2"})
+    store = run_writer.store()
+    (rule,) = _notes(compare_runs(store, "base", "cand"), RerunRule)
+    assert round(rule.rerun_delta * 100, 1) == 5.0 and not rule.holds
+    (line,) = noise_lines(rerun_noise(store, ["base", "base-2"], ["m"]), 0.05)
+    assert "differ by 5.0 points (rule of thumb: < 5, ABOVE)" in line

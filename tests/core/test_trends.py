@@ -74,3 +74,13 @@ def test_metric_trends_skips_runs_without_the_metric(tmp_path: Path) -> None:
     folder = write_history(tmp_path / "runs")
     with Store.open(folder) as store:
         assert metric_trends(store, "no_such_metric") == []
+
+
+def test_point_interval_stays_within_0_100_wilson_for_binary() -> None:
+    """9 of 10 passing: the t-interval would reach 112.6 points; Wilson stays inside."""
+    values = np.array([1.0] * 9 + [0.0])
+    p = point("r", "r", WHEN, values, errors=0)
+    ref = stats.binomtest(9, 10).proportion_ci(0.95, method="wilson")
+    assert (p.ci_low, p.ci_high) == pytest.approx((ref.low, ref.high))
+    all_pass = point("r", "r", WHEN, np.ones(10), errors=0)
+    assert all_pass.ci_low < 0.8 and all_pass.ci_high == pytest.approx(1.0)

@@ -72,13 +72,20 @@ async def test_metric_table_verdicts_rule_line_and_warnings(folder, make_app) ->
         d = expected_deltas(path, ids, "small-generator", "faithfulness")
         delta = 100 * sum(d.values()) / len(d)
         assert faith[1] == "regressed"
-        assert faith[4] == f"{delta:+.1f}"
-        # context_precision is untouched by construction: no change, inside the margin
-        assert rows["context_precision"][1] == "no meaningful change"
-        assert rows["context_precision"][4] == "0.0"
-        assert re.search(r"reruns of A differ by \d+\.\d points \(rule of thumb: < 5\)", text)
+        assert faith[5] == f"{delta:+.1f}"
+        assert faith[7] == "paired t"  # A is the mean of 3 reruns: not binary per case
+        # context_precision is untouched by construction: every delta is 0, and no change
+        # observed is not evidence of no change: too few cases, never "no meaningful change"
+        assert rows["context_precision"][1] == "too few cases"
+        assert rows["context_precision"][4] == "0/3"  # errors beside the means, A/B
+        assert rows["context_precision"][5] == "0.0"
+        assert re.search(
+            r"reruns of A \(3 runs, \d+ cases\) differ by \d+\.\d points "
+            r"\(rule of thumb: < 5, (within|above) it\)",
+            text,
+        )
         assert "seed 20261201" in text
-        assert "! context_precision: 3 cases errored (A 0, B 3)" in text
+        assert "! context_precision: errors A 0, B 3 · parse failures A 0, B 0: A and B" in text
         # the headline metric is the largest regression
         assert table.current == "faithfulness"
         assert "faithfulness: regressed" in text
@@ -194,7 +201,7 @@ async def test_readable_at_80x24(folder, make_app) -> None:
         lines = screen_text(app).splitlines()
         assert len(lines) == 24
         text = "\n".join(lines)
-        for word in ("regressed", "no meaningful change", "faithfulness: regressed", "refund-07"):
+        for word in ("regressed", "too few cases", "faithfulness: regressed", "refund-07"):
             assert word in text
 
 
@@ -231,7 +238,9 @@ async def test_acceptance_flow_on_sample_runs(sample_copy, make_app) -> None:
             "no meaningful change",
             "inconclusive",
             "no data",
-            "within noise",
+            "too few cases",
+            "improved (< margin)",
+            "regressed (< margin)",
         }
         cases = compare.query_one("#case-table", FastTable)
         worst = compare.visible_ids[0]

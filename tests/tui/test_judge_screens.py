@@ -169,8 +169,8 @@ async def test_rejudge_run_opens_compare_with_judge_agreement(runs, fake, make_a
         flips = sum(old[c] != new[c] for c in order)
         text = screen_text(app)
         assert "A small-generator  vs  B small-generator · fake" in text
-        assert f"agreement faithfulness (A judge vs B judge): κ {k:.2f}" in text
-        assert f"{flips} of 40 flipped" in text
+        assert f"agreement faithfulness, A judge vs B judge: κ {k:.2f}" in text
+        assert f"on 40 cases; {flips} flipped" in text
 
 
 async def test_stopping_a_run_rejudge_keeps_finished_cases_and_resumes(tmp_path, make_app) -> None:
@@ -305,7 +305,7 @@ async def test_J_on_runs_rejudges_the_highlighted_run_and_n_opens_noise(
         await run_form(app, pilot)
         compare = app.screen
         assert isinstance(compare, CompareScreen) and compare.a_run_id == ids["strict-prompt"]
-        assert "agreement faithfulness (A judge vs B judge)" in screen_text(app)
+        assert "agreement faithfulness, A judge vs B judge" in screen_text(app)
         await pilot.press("escape")
         await wait_ready(app, pilot)
         assert app.screen is runs_screen

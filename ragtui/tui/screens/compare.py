@@ -113,14 +113,16 @@ class CompareScreen(Screen):
     def _title(self, c: Comparison | None = None) -> Text:
         a_name = self.a_run_id if c is None else c.run_a.name
         b_name = self.b_run_id if c is None else c.run_b.name
-        reruns = "" if c is None or len(c.reruns_a) < 2 else f" ({len(c.reruns_a)} reruns)"
+        reruns_a = "" if c is None or len(c.reruns_a) < 2 else f" ({len(c.reruns_a)} reruns)"
+        reruns_b = "" if c is None or len(c.reruns_b) < 2 else f" ({len(c.reruns_b)} reruns)"
         return join(
             ("ragtui · Compare  ", "bold"),
             "A ",
             (a_name, "bold"),
-            reruns,
+            reruns_a,
             "  vs  B ",
             (b_name, "bold"),
+            reruns_b,
         )
 
     def _fit(self) -> None:

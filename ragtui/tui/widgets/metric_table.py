@@ -1,6 +1,8 @@
-"""The per-metric verdict table of a comparison and the notes under it (5% rule, warnings, agreement).
+"""The per-metric verdict table of a comparison and the notes under it (5-point rule, why,
+noise budget, other judges, human-corrected estimates, agreement, warnings).
 
-Values from the engine are fractions; everything here is shown in points (x 100).
+Values from the engine are fractions; everything here is shown in points (x 100). Words and
+sentences come from `ragtui.format`; styles come from the verdict enum, never from text.
 """
 
 from __future__ import annotations
@@ -8,31 +10,45 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
+from ragtui import format as fmt
 from ragtui.core.compare import Agreement, Comparison, MetricResult
+from ragtui.core.verdict import LowAgreement, Note, RerunIdentical, RerunRule, Verdict
 from ragtui.format import interval, p_value, pts, signed_pts
 from ragtui.tui.widgets.literal import join, lit
 
-COLUMNS = ("metric", "verdict", "A", "B", "Δ pts", "95% CI", "p adj", "noise ±", "MDE", "why")
+COLUMNS = (
+    "metric",
+    "verdict",
+    "A",
+    "B",
+    "err A/B",
+    "Δ pts",
+    "95% CI",
+    "method",
+    "p adj",
+    "noise ±",
+    "MDE",
+    "why",
+)
+
+_STYLES = {
+    Verdict.IMPROVED: "bold green",
+    Verdict.REGRESSED: "bold red",
+    Verdict.INCONCLUSIVE: "yellow",
+    Verdict.TOO_FEW: "yellow",
+    Verdict.NO_DATA: "yellow",
+    Verdict.NOT_COMPARABLE: "bold yellow",
+    Verdict.NO_CHANGE: "dim",
+}
 
 
 def verdict_style(r: MetricResult) -> str:
-    if r.verdict == "improved":
-        return "bold green"
-    if r.verdict == "regressed":
-        return "bold red"
-    if r.reason.startswith("inconclusive") or r.verdict == "no data":
-        return "yellow"
-    return "dim"
+    return _STYLES.get(r.verdict, "")
 
 
 def verdict_text(r: MetricResult) -> Text:
-    """The verdict word, with the qualifier of a within-noise verdict (as DESIGN.md §3 names it)."""
-    word = r.verdict
-    if r.verdict == "within noise" and r.reason == "no meaningful change":
-        word = "no meaningful change"
-    elif r.verdict == "within noise" and r.reason.startswith("inconclusive"):
-        word = "inconclusive"
-    return Text(word, style=verdict_style(r))
+    """The verdict label (DESIGN.md §3's words), styled by the verdict itself."""
+    return Text(fmt.verdict_label(r), style=verdict_style(r))
 
 
 class MetricTable(DataTable):
@@ -46,28 +62,29 @@ class MetricTable(DataTable):
 
     def on_mount(self) -> None:
         for name in COLUMNS:
-            self.add_column(
-                Text(name, justify="left" if name in ("metric", "verdict", "why") else "right")
-            )
+            left = name in ("metric", "verdict", "method", "why")
+            self.add_column(Text(name, justify="left" if left else "right"))
 
     def show(self, comparison: Comparison) -> None:
         self.clear()
         self.metric_names = [r.metric for r in comparison.metrics]
         for r in comparison.metrics:
-            ci = interval(r.ci_low, r.ci_high)
             shown = signed_pts(r.delta)
             delta_style = "green" if shown[0] == "+" else "red" if shown[0] == "-" else ""
+            errors = fmt.errors_pair(r)
             self.add_row(
                 lit(r.metric),
                 verdict_text(r),
                 Text(pts(r.mean_a), justify="right"),
                 Text(pts(r.mean_b), justify="right"),
+                Text(errors, justify="right", style="" if errors == "0/0" else "yellow"),
                 Text(shown, style=delta_style, justify="right"),
-                Text(ci, justify="right"),
+                Text(interval(r.ci_low, r.ci_high), justify="right"),
+                Text(fmt.short_method(r)),
                 Text(p_value(r.p_adj), justify="right"),
                 Text(pts(r.noise_floor), justify="right"),
                 Text(pts(r.mde), justify="right"),
-                lit(r.reason, verdict_style(r)),
+                lit(fmt.verdict_reason(r, comparison.margin), verdict_style(r)),
                 key=r.metric,
             )
 
@@ -78,9 +95,11 @@ class MetricTable(DataTable):
     def headline(self, comparison: Comparison) -> str | None:
         """The metric to show first: the largest regression, else the largest improvement."""
         moved = [
-            r for r in comparison.metrics if r.verdict in ("regressed", "improved") and r.delta
+            r
+            for r in comparison.metrics
+            if r.verdict in (Verdict.REGRESSED, Verdict.IMPROVED) and r.delta
         ]
-        moved.sort(key=lambda r: (r.verdict != "regressed", -abs(r.delta or 0)))
+        moved.sort(key=lambda r: (r.verdict is not Verdict.REGRESSED, -abs(r.delta or 0)))
         return moved[0].metric if moved else (self.metric_names or [None])[0]
 
     @property
@@ -90,64 +109,76 @@ class MetricTable(DataTable):
         return self.metric_names[min(self.cursor_row, len(self.metric_names) - 1)]
 
 
-def rule_line(c: Comparison, r: MetricResult | None) -> Text:
-    """'reruns of A differ by x.x points (rule of thumb: < 5) · noise floor ±y · seed N'."""
-    margin = f"{c.margin * 100:g}"
-    if r is None or r.rerun_delta is None or r.noise_floor is None:
-        return Text(
-            f"no reruns of A or B with the same config: noise floor unknown (rule of thumb: "
-            f"reruns differ by < {margin} points) · seed {c.seed}",
-            style="yellow",
-        )
-    side = "A" if len(c.reruns_a) > 1 else "B"
-    over = r.rerun_delta > c.margin + 1e-9
-    out = Text()
-    out.append(f"reruns of {side} differ by ")
-    out.append(f"{r.rerun_delta * 100:.1f} points", style="bold red" if over else "bold")
-    out.append(
-        f" (rule of thumb: < {margin}) · noise floor ±{r.noise_floor * 100:.1f}"
-        f" ({r.noise_runs} runs) · seed {c.seed}"
-    )
+def rule_lines(c: Comparison, r: MetricResult | None) -> list[Text]:
+    """'reruns of A differ by x.x points (rule of thumb: < 5, within it) · noise floor ±y · …'."""
+    rules = [
+        n for n in c.noise if isinstance(n, RerunRule) and r is not None and n.metric == r.metric
+    ]
+    if not rules:
+        return [
+            Text(
+                "no reruns of A or B with the same config: noise floor unknown (rule of thumb: "
+                f"reruns differ by < {fmt.margin_pts(c.margin)} points) · seed {c.seed}",
+                style="yellow",
+            )
+        ]
+    out = []
+    for n in rules:
+        line = lit(fmt.rule_text(n))
+        figure = f"{n.rerun_delta * 100:.1f} points"
+        start = line.plain.find(figure)
+        if start >= 0:
+            line.stylize("bold" if n.holds else "bold red", start, start + len(figure))
+        out.append(line)
+    out[-1].append(f" · seed {c.seed}")
     return out
 
 
-def detail_line(r: MetricResult | None) -> Text:
+def detail_line(r: MetricResult | None, margin: float = 0.05) -> Text:
     """The selected metric's verdict with its reason and counts, so it is readable at 80 columns."""
     if r is None:
         return Text("no metric in common between A and B", style="yellow")
-    out = join((r.metric, "bold"), ": ", verdict_text(r), " — ", (r.reason, ""))
-    out.append(f" · n {r.n}")
+    out = join(
+        (r.metric, "bold"), ": ", verdict_text(r), " — ", (fmt.verdict_reason(r, margin), "")
+    )
+    out.append(f" · n {r.n} · {fmt.method_name(r)}")
     if r.mde is not None:
         out.append(f" · MDE {r.mde * 100:.1f} pts")
     if r.fixed is not None and r.broke is not None:
-        mc = "" if r.mcnemar_p is None else f" (McNemar p {p_value(r.mcnemar_p)})"
-        out.append(f" · B fixed {r.fixed}, broke {r.broke}{mc}")
-    if r.errors:
-        out.append(f" · {r.errors} errored", style="yellow")
+        out.append(f" · B fixed {r.fixed}, broke {r.broke} (McNemar p {p_value(r.p)})")
+    bad = r.errors_a + r.parse_failures_a + r.errors_b + r.parse_failures_b
+    if bad:
+        out.append(f" · errors A/B {fmt.errors_pair(r)}", style="yellow")
     if r.bottom_a is not None and r.bottom_b is not None:
         out.append(f" · worst 10% {pts(r.bottom_a)} → {pts(r.bottom_b)}")
     return out
 
 
 def agreement_line(g: Agreement) -> Text:
-    figures = " · ".join(f"{k} {v:.2f}" for k, v in (("κ", g.kappa), ("ρ", g.rho)) if v is not None)
-    flips = ", ".join(g.flipped[:5]) + (", …" if len(g.flipped) > 5 else "")
-    return join(
-        ("agreement ", "bold"),
-        (g.metric, ""),
-        f" ({g.between}): {figures or 'n/a'} · {len(g.flipped)} of {g.n} flipped",
-        (f" ({flips})" if flips else "", "dim"),
-        Text("  ! low", style="bold yellow") if g.flagged else "",
-    )
+    line = lit(fmt.agreement_text(g))
+    if g.flagged:
+        line.stylize("bold yellow", len(line.plain) - len(" — LOW"))
+    return line
 
 
 def notes(c: Comparison, metric: str | None) -> Text:
     r = c.metric(metric) if metric is not None else None
-    lines = [rule_line(c, r), detail_line(r)]
+    lines = [*rule_lines(c, r), detail_line(r, c.margin)]
+    if metric is not None:
+        lines += [lit(fmt.budget_text(b), "dim") for b in c.budget if b.metric == metric]
+        lines += [lit(fmt.judge_verdict_text(j)) for j in c.judges if j.metric == metric]
+        lines += [lit(fmt.ppi_text(p)) for p in c.ppi if p.metric == metric]
     # every metric's agreement: when the judges disagree, that is the news, whatever is selected;
-    # the engine's "low agreement" warnings say the same, so they are not repeated
-    agreements = [*c.agreement, *c.human]
-    lines += [agreement_line(g) for g in agreements]
-    said = tuple(f"{g.metric}: low agreement" for g in agreements)
-    lines += [lit(f"! {w}", "yellow") for w in c.warnings if not w.startswith(said)]
+    # the engine's low-agreement notes say the same, so they are not repeated
+    lines += [agreement_line(g) for g in [*c.agreement, *c.human]]
+    # warnings about the selected metric (and about the runs) first: the box may cut the rest
+    shown = [w for w in c.warnings if not isinstance(w, LowAgreement)]
+    shown.sort(key=lambda w: not _about(w, metric))
+    lines += [lit(f"! {fmt.note_text(w)}", "yellow") for w in shown]
     return Text("\n").join(lines)
+
+
+def _about(note: Note, metric: str | None) -> bool:
+    if isinstance(note, RerunIdentical):
+        return not note.metrics or metric in note.metrics
+    return getattr(note, "metric", None) in (None, metric)

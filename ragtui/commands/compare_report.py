@@ -1,0 +1,111 @@
+"""The Markdown report of a comparison (`ragtui report`): the same figures and sentences as
+`ragtui compare` (from `ragtui.format`), with untrusted text made inert."""
+
+from __future__ import annotations
+
+import re
+
+from ragtui import format as fmt
+from ragtui.core.compare import Comparison
+from ragtui.core.store import Store
+from ragtui.format import interval, p_value, printable, pts, signed_pts
+
+WORST_CASES = 10
+EXCERPT = 300
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def md(text: str | None, limit: int | None = None) -> str:
+    """Untrusted text as inert Markdown: one line, controls made visible, markup escaped."""
+    flat = " ".join(printable(text).split())
+    if limit is not None and len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def _a_values(c: Comparison, metric: str, case_id: str) -> str:
+    """A's reruns for one case, when there are several: "(reruns 100 / 50 / 100)"."""
+    cv = c.case_values(metric, case_id)
+    if cv is None or len(cv.a_runs) < 2:
+        return ""
+    return "  (A's reruns " + " / ".join(fmt.short_pts(v) for _, v in cv.a_runs) + ")"
+
+
+def render_report(c: Comparison, store: Store) -> str:
+    a, b = c.run_a, c.run_b
+    out = [
+        f"# ragtui report: {md(a.name)} vs {md(b.name)}",
+        "",
+        f"- **A** `{md(a.id)}` ({md(a.created_at)}), judge {md(a.judge.model or 'unknown')}"
+        + (f", per case the mean of {len(c.reruns_a)} reruns" if len(c.reruns_a) > 1 else ""),
+        f"- **B** `{md(b.id)}` ({md(b.created_at)}), judge {md(b.judge.model or 'unknown')}"
+        + (f", per case the mean of {len(c.reruns_b)} reruns" if len(c.reruns_b) > 1 else ""),
+        f"- margin ±{fmt.margin_pts(c.margin)} points · seed {c.seed} · figures in points (0–100)",
+        "",
+        "## Verdicts",
+        "",
+        "| metric | N | A | B | err A/B | Δ pts | 95% CI | method | p adj | noise ± | MDE | verdict |",
+        "|---|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|---|",
+    ]
+    for m in c.metrics:
+        out.append(
+            f"| {md(m.metric)} | {m.n} | {pts(m.mean_a)} | {pts(m.mean_b)} | "
+            f"{fmt.errors_pair(m)} | {signed_pts(m.delta)} | {interval(m.ci_low, m.ci_high)} | "
+            f"{md(fmt.method_name(m))} | {p_value(m.p_adj)} | {pts(m.noise_floor)} | "
+            f"{pts(m.mde)} | **{md(fmt.verdict_label(m))}** |"
+        )
+    out += [
+        "",
+        *(f"- **{md(m.metric)}**: {md(fmt.verdict_reason(m, c.margin))}" for m in c.metrics),
+    ]
+    out += ["", "## Noise", "", *(f"- {md(fmt.note_text(n))}" for n in c.noise)]
+    out += [f"- {md(fmt.budget_text(x))}" for x in c.budget]
+    details = []
+    for m in c.metrics:
+        if m.fixed is not None:
+            details.append(
+                f"{m.metric}: B fixed {m.fixed} cases, broke {m.broke} (McNemar p {p_value(m.p)})"
+            )
+        if m.bottom_a is not None or m.bottom_b is not None:
+            details.append(
+                f"{m.metric}: worst 10% of cases average {pts(m.bottom_a)} in A, "
+                f"{pts(m.bottom_b)} in B"
+            )
+    details += [fmt.agreement_text(g) for g in [*c.agreement, *c.human]]
+    details += [fmt.ppi_text(p) for p in c.ppi]
+    if details:
+        out += ["", "## Details", "", *(f"- {md(line)}" for line in details)]
+    if c.judges:
+        out += ["", "## The verdict under each judge", ""]
+        out += [f"- {md(fmt.judge_verdict_text(j))}" for j in c.judges]
+    out += ["", "## Warnings", ""]
+    out += [f"- ⚠ {md(fmt.note_text(w))}" for w in c.warnings] or ["- none"]
+    out += ["", f"## The {WORST_CASES} worst cases", ""]
+    worst = c.cases[:WORST_CASES]
+    if not worst:
+        out.append("No paired cases.")
+    for k, d in enumerate(worst, start=1):
+        case = store.case(c.b, d.case_id) or store.case(c.a, d.case_id)
+        out += [
+            f"### {k}. {md(d.case_id)} — {md(d.metric)} {pts(d.a)} → {pts(d.b)} "
+            f"({signed_pts(d.delta)}){md(_a_values(c, d.metric, d.case_id))}",
+            "",
+        ]
+        if case is None:
+            out += ["(case text not in the index)", ""]
+            continue
+        out += [
+            f"- **Question:** {md(case.question, EXCERPT)}",
+            f"- **Answer (B):** {md(case.answer, EXCERPT)}",
+        ]
+        unsupported = [cl for cl in case.claims if cl.verdict == "UNSUPPORTED"]
+        if unsupported:
+            out.append("- **Unsupported claims (B):**")
+            out += [
+                f"  - {md(cl.text, EXCERPT)}"
+                + (f" — {md(cl.reason, EXCERPT)}" if cl.reason else "")
+                for cl in unsupported
+            ]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,124 @@
+"""The CI gate's decision, from a comparison: pure, and it never fails open.
+
+Per metric, first failure wins:
+- not comparable (scales differ), no usable candidate score, fewer shared cases than the
+  minimum, more errors or parse failures in the candidate than in the base: FAIL;
+- a significant regression (Holm-adjusted): FAIL;
+- the 95% CI's lower bound above -margin (B shown non-inferior, one-sided 2.5%): PASS;
+- otherwise UNDECIDED, with the cases that non-inferiority would need.
+Floors (`--min METRIC=VALUE`) fail when the candidate's mean is below them or it has none.
+Overall: any FAIL fails; else any UNDECIDED is undecided (its own exit code; a flag may let
+it pass); else PASS. A comparison with no metric at all fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ragtui.core import power
+from ragtui.core.compare import Comparison
+from ragtui.core.verdict import Verdict
+
+MIN_SHARED_CASES = 10
+EXIT_PASSED, EXIT_FAILED, EXIT_UNDECIDED = 0, 1, 3
+
+
+class Outcome(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    UNDECIDED = "undecided"
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    metric: str
+    outcome: Outcome
+    code: str  # see CODES
+    value: float | None = None  # the figure checked (CI lower bound, mean, count)
+    threshold: float | None = None  # what it was checked against
+    n_needed: int | None = None  # UNDECIDED: cases for 80% power of non-inferiority
+
+
+CODES = (
+    "non_inferior",
+    "regressed",
+    "not_comparable",
+    "no_scores",
+    "too_few_shared",
+    "more_errors",
+    "undecided",
+    "floor_held",
+    "below_floor",
+    "no_floor_scores",
+    "nothing_compared",
+)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    outcome: Outcome
+    checks: list[GateCheck]
+
+    def exit_code(self, undecided_passes: bool = False) -> int:
+        if self.outcome is Outcome.FAILED:
+            return EXIT_FAILED
+        if self.outcome is Outcome.UNDECIDED and not undecided_passes:
+            return EXIT_UNDECIDED
+        return EXIT_PASSED
+
+
+def decide_gate(
+    c: Comparison,
+    floors: dict[str, float] | None = None,
+    candidate_means: dict[str, float | None] | None = None,
+    *,
+    min_cases: int = MIN_SHARED_CASES,
+) -> GateResult:
+    """`candidate_means`: the candidate's mean per metric over its scored cases (for floors)."""
+    checks = [_metric_check(m, c.margin, min_cases) for m in c.metrics]
+    if not checks:
+        checks.append(GateCheck("—", Outcome.FAILED, "nothing_compared"))
+    means = candidate_means or {}
+    for metric, floor in (floors or {}).items():
+        mean = means.get(metric)
+        if mean is None:
+            checks.append(GateCheck(metric, Outcome.FAILED, "no_floor_scores", None, floor))
+        elif mean < floor:
+            checks.append(GateCheck(metric, Outcome.FAILED, "below_floor", mean, floor))
+        else:
+            checks.append(GateCheck(metric, Outcome.PASSED, "floor_held", mean, floor))
+    outcomes = {ch.outcome for ch in checks}
+    if Outcome.FAILED in outcomes:
+        overall = Outcome.FAILED
+    elif Outcome.UNDECIDED in outcomes:
+        overall = Outcome.UNDECIDED
+    else:
+        overall = Outcome.PASSED
+    return GateResult(overall, checks)
+
+
+def _metric_check(m, margin: float, min_cases: int) -> GateCheck:  # m: MetricResult
+    failed = Outcome.FAILED
+    if m.verdict is Verdict.NOT_COMPARABLE:
+        return GateCheck(m.metric, failed, "not_comparable")
+    usable_b = m.n + m.only_b - m.parse_failures_b
+    if usable_b <= 0:
+        return GateCheck(m.metric, failed, "no_scores", float(max(usable_b, 0)), 1.0)
+    if m.n < min_cases:
+        return GateCheck(m.metric, failed, "too_few_shared", float(m.n), float(min_cases))
+    bad_a, bad_b = m.errors_a + m.parse_failures_a, m.errors_b + m.parse_failures_b
+    if bad_b > bad_a:
+        return GateCheck(m.metric, failed, "more_errors", float(bad_b), float(bad_a))
+    if m.verdict is Verdict.REGRESSED:
+        return GateCheck(m.metric, failed, "regressed", m.delta, -margin)
+    if m.ci_low is not None and m.ci_low > -margin:
+        return GateCheck(m.metric, Outcome.PASSED, "non_inferior", m.ci_low, -margin)
+    return GateCheck(
+        m.metric,
+        Outcome.UNDECIDED,
+        "undecided",
+        m.ci_low,
+        -margin,
+        power.n_noninferior(m.sd, margin),
+    )

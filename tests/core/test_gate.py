@@ -1,0 +1,143 @@
+"""The gate's decision on real indexed runs: it passes only what it has shown, never fails open."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragtui.core.compare import compare_runs
+from ragtui.core.gate import EXIT_UNDECIDED, Outcome, decide_gate
+
+N = 48
+
+
+def _ids(n: int = N) -> list[str]:
+    return [f"case-{i:03d}" for i in range(n)]
+
+
+def _gate(run_writer, floors=None, means=None, **kw):
+    c = compare_runs(run_writer.store(), "base", "cand", **kw)
+    return decide_gate(c, floors, means)
+
+
+def _codes(result) -> list[tuple[str, str]]:
+    return [(ch.metric, ch.code) for ch in result.checks]
+
+
+def _base(run_writer, values=None) -> np.ndarray:
+    a = values if values is not None else np.random.default_rng(1).uniform(0.4, 0.9, N)
+    run_writer.write("base", {"f": dict(zip(_ids(), a.tolist(), strict=True))})
+    return a
+
+
+def test_every_candidate_score_errored_fails(run_writer) -> None:
+    _base(run_writer)
+    run_writer.write("cand", {"f": dict.fromkeys(_ids(), "judge timed out")}, config={"p": 2})
+    result = _gate(run_writer)
+    assert result.outcome is Outcome.FAILED
+    assert ("f", "no_scores") in _codes(result)
+
+
+def test_no_shared_case_fails(run_writer) -> None:
+    _base(run_writer)
+    other = {f"other-{i}": 1.0 for i in range(N)}
+    run_writer.write("cand", {"f": other}, config={"p": 2})
+    result = _gate(run_writer)
+    assert result.outcome is Outcome.FAILED and ("f", "too_few_shared") in _codes(result)
+
+
+def test_mostly_errored_candidate_fails(run_writer) -> None:
+    _base(run_writer)
+    ids = _ids()
+    scores = {c: ("judge timed out" if i < 45 else 0.0) for i, c in enumerate(ids)}
+    run_writer.write("cand", {"f": scores}, config={"p": 2})
+    result = _gate(run_writer)
+    assert result.outcome is Outcome.FAILED
+
+
+def test_more_errors_than_the_base_fails_even_when_scores_look_fine(run_writer) -> None:
+    a = _base(run_writer)
+    scores = {
+        c: (v if i >= 3 else "judge timed out")
+        for i, (c, v) in enumerate(zip(_ids(), a, strict=True))
+    }
+    run_writer.write("cand", {"f": scores}, config={"p": 2})
+    result = _gate(run_writer)
+    assert ("f", "more_errors") in _codes(result) and result.outcome is Outcome.FAILED
+
+
+def test_a_judge_that_never_parses_fails(run_writer) -> None:
+    _base(run_writer)
+    run_writer.write(
+        "cand",
+        {"f": dict.fromkeys(_ids(), 0.0)},
+        reasons={"f": dict.fromkeys(_ids(), "parse failure: no label")},
+        config={"p": 2},
+    )
+    result = _gate(run_writer)
+    assert ("f", "no_scores") in _codes(result)
+
+
+def test_real_drop_near_the_ceiling_is_never_passed() -> None:
+    """The audit's case: a true 10-point drop at N = 30 near the ceiling passed ~92% of the
+    time. Simulated through the same decision: it must never pass."""
+    from ragtui.core.analysis import analyse_metric
+    from ragtui.core.compare import Comparison
+
+    gen = np.random.default_rng(7)
+    passed = 0
+    for i in range(200):
+        a = (gen.uniform(size=30) < 0.95).astype(float)
+        b = (gen.uniform(size=30) < 0.85).astype(float)
+        m = analyse_metric("f", a, b, rng=np.random.default_rng(i))
+        c = Comparison("a", "b", 0, 0.05, [], [m], [], {}, [], [], None, None, ["a"])  # type: ignore[arg-type]
+        passed += decide_gate(c, min_cases=10).outcome is Outcome.PASSED
+    assert passed / 200 <= 0.05
+
+
+def test_improved_candidate_passes_and_floors_hold_or_fail(run_writer) -> None:
+    gen = np.random.default_rng(3)
+    ids = _ids(200)
+    a = gen.uniform(0.3, 0.8, 200)
+    run_writer.write("base", {"f": dict(zip(ids, a.tolist(), strict=True))})
+    b = np.clip(a + 0.1 + gen.normal(0, 0.05, 200), 0, 1)
+    run_writer.write("cand", {"f": dict(zip(ids, b.tolist(), strict=True))}, config={"p": 2})
+    assert _gate(run_writer).outcome is Outcome.PASSED
+    mean = float(b.mean())
+    held = _gate(run_writer, {"f": mean - 0.01}, {"f": mean})
+    assert held.outcome is Outcome.PASSED and ("f", "floor_held") in _codes(held)
+    below = _gate(run_writer, {"f": mean + 0.01}, {"f": mean})
+    assert below.outcome is Outcome.FAILED and ("f", "below_floor") in _codes(below)
+    missing = _gate(run_writer, {"f": 0.1}, {})
+    assert ("f", "no_floor_scores") in _codes(missing)
+
+
+def test_undecided_has_its_own_exit_code_and_the_cases_needed(run_writer) -> None:
+    gen = np.random.default_rng(4)
+    ids = _ids(20)
+    a = gen.uniform(0.2, 0.9, 20)
+    run_writer.write("base", {"f": dict(zip(ids, a.tolist(), strict=True))})
+    b = np.clip(a + gen.normal(0, 0.2, 20), 0, 1)
+    run_writer.write("cand", {"f": dict(zip(ids, b.tolist(), strict=True))}, config={"p": 2})
+    result = _gate(run_writer)
+    (check,) = result.checks
+    assert result.outcome is Outcome.UNDECIDED and check.n_needed and check.n_needed > 20
+    assert result.exit_code() == EXIT_UNDECIDED and result.exit_code(undecided_passes=True) == 0
+
+
+def test_scales_that_differ_fail(run_writer) -> None:
+    ids = _ids(20)
+    run_writer.write("base", {"q": dict.fromkeys(ids, 0.5)}, scales={"q": (0, 10)})
+    run_writer.write("cand", {"q": dict.fromkeys(ids, 0.5)}, scales={"q": (1, 5)}, config={"p": 2})
+    result = _gate(run_writer)
+    assert _codes(result) == [("q", "not_comparable")]
+
+
+@pytest.mark.parametrize("n", [80])
+def test_an_unchanged_metric_is_non_inferior_from_the_exact_bound(run_writer, n) -> None:
+    """Every case identical on a deterministic metric: no t-interval, but at most 4.5% of
+    80 cases could differ (Clopper-Pearson), so the change is above -5 points."""
+    ids = _ids(n)
+    run_writer.write("base", {"recall": dict.fromkeys(ids, 1.0)})
+    run_writer.write("cand", {"recall": dict.fromkeys(ids, 1.0)}, config={"p": 2})
+    assert _gate(run_writer).outcome is Outcome.PASSED

@@ -1,0 +1,226 @@
+"""The paired estimate's families against independent computations: scipy's t-test, a
+numeric constrained maximum likelihood for Tango's score interval, the χ² form of McNemar,
+brute-force enumeration of cluster sign-flips, scipy's Wilson interval."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize
+from scipy import stats as sps
+
+from ragtui.core import intervals
+from ragtui.core.verdict import Method
+
+# ---------------------------------------------------------------- paired t
+
+
+def test_t_family_from_30_cases_matches_scipy_ttest_rel() -> None:
+    rng = np.random.default_rng(7)
+    a = rng.uniform(size=30)
+    b = a + rng.normal(0.1, 0.2, size=30)
+    est = intervals.estimate(a, b, rng=rng)
+    ref = sps.ttest_rel(b, a)
+    assert est.method is Method.T
+    assert est.p == pytest.approx(ref.pvalue)
+    assert est.ci95 == pytest.approx(tuple(ref.confidence_interval(0.95)))
+    assert est.ci90 == pytest.approx(tuple(ref.confidence_interval(0.90)))
+    assert est.se == pytest.approx(sps.sem(b - a)) and est.df == 29
+
+
+def _brute_mid_p(d: list[float], delta0: float) -> float:
+    """Mid-p of the sign-flip test of the mean, by enumerating all 2^N sign patterns."""
+    x = [v - delta0 for v in d]
+    observed = abs(sum(x))
+    above = tied = 0
+    patterns = list(itertools.product((1, -1), repeat=len(x)))
+    for signs in patterns:
+        t = abs(sum(s * v for s, v in zip(signs, x, strict=True)))
+        above += t > observed + 1e-12
+        tied += abs(t - observed) <= 1e-12
+    return (above + tied / 2) / len(patterns)
+
+
+def test_few_cases_take_mid_p_sign_flips_checked_by_enumeration() -> None:
+    d = [0.5, 0.5, 0.0, 0.25, 0.5, -0.25, 0.75, 0.25, 0.5, 0.0]
+    a = np.full(10, 0.25)
+    est = intervals.estimate(a, a + np.array(d), rng=np.random.default_rng(0))
+    assert est.method is Method.SIGN_FLIP and est.exact
+    assert est.p == pytest.approx(_brute_mid_p(d, 0.0))
+    low, high = est.ci95
+    for bound, outward in ((low, -1), (high, 1)):
+        assert _brute_mid_p(d, bound - outward * 1e-7) >= 0.05
+        assert _brute_mid_p(d, bound + outward * 1e-4) < 0.05
+    assert (est.p < 0.05) == (not low <= 0 <= high)
+
+
+def test_hand_worked_mid_p() -> None:
+    """d = (1, 1, 0.5): |sum| 2.5 is reached by +++ and --- only (ties, none above): the
+    mid-p is (0 + 2/2)/8 = 1/8, the least 3 cases can give, so nothing can be detected."""
+    est = intervals.sign_flip_estimate(np.array([1.0, 1.0, 0.5]), np.random.default_rng(0))
+    assert est.p == pytest.approx(1 / 8)
+    assert not est.can_detect
+
+
+def test_no_spread_gets_an_exact_bound_and_no_test() -> None:
+    """80 deltas all 0: at most a Clopper-Pearson share of cases can differ, by at most 1."""
+    a = np.linspace(0, 1, 80) ** 2
+    est = intervals.estimate(a, a + 0.0, rng=np.random.default_rng(0))
+    assert est.method is Method.NO_SPREAD and not est.spread
+    assert est.p is None and est.se is None and est.delta == 0.0
+    share = sps.binomtest(0, 80).proportion_ci(0.95, method="exact").high
+    assert est.ci95 == pytest.approx((-share, share))
+    # all +0.25: the mean lies within [0.25 - 1.25·u, 0.25 + 0.75·u]
+    up = intervals.estimate(a * 0.5, a * 0.5 + 0.25, rng=np.random.default_rng(0))
+    assert up.ci95 == pytest.approx((0.25 - 1.25 * share, 0.25 + 0.75 * share))
+
+
+# ---------------------------------------------------------------- binary: Tango / McNemar
+
+
+def _score_stat_by_optimisation(fixed: int, broke: int, n: int, delta: float) -> float:
+    """The score statistic from a constrained MLE found numerically (no closed form):
+    maximise the trinomial likelihood of (fixed, broke, same) under p_f - p_b = delta."""
+    same = n - fixed - broke
+
+    def negloglik(pb: float) -> float:
+        pf, ps = pb + delta, 1 - 2 * pb - delta
+        terms = [(fixed, pf), (broke, pb), (same, ps)]
+        return -sum(k * math.log(max(p, 1e-300)) for k, p in terms if k)
+
+    lo, hi = max(0.0, -delta) + 1e-12, (1 - delta) / 2 - 1e-12
+    pb = optimize.minimize_scalar(
+        negloglik, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12}
+    ).x
+    pf = pb + delta
+    return (fixed - broke - n * delta) / math.sqrt(n * (pf + pb - delta * delta))
+
+
+@pytest.mark.parametrize(
+    ("fixed", "broke", "n"), [(7, 1, 21), (5, 2, 40), (3, 0, 10), (12, 9, 200)]
+)
+def test_tango_interval_bounds_are_where_the_score_test_stops_rejecting(fixed, broke, n) -> None:
+    low, high = intervals.tango_interval(fixed, broke, n, 0.95)
+    z = sps.norm.ppf(0.975)
+    assert _score_stat_by_optimisation(fixed, broke, n, low) == pytest.approx(z, abs=1e-4)
+    assert _score_stat_by_optimisation(fixed, broke, n, high) == pytest.approx(-z, abs=1e-4)
+    assert low < (fixed - broke) / n < high
+
+
+def test_tango_with_no_flip_is_not_zero_width() -> None:
+    """No discordant pair in 8 cases: the bound is z²/(n + z²), hand-derived from the score
+    statistic n·δ/(1 - δ) at the constrained MLE (all mass on the flips needed)."""
+    low, high = intervals.tango_interval(0, 0, 8, 0.95)
+    z2 = sps.norm.ppf(0.975) ** 2
+    assert high == pytest.approx(z2 / (8 + z2), abs=1e-9)
+    assert low == pytest.approx(-high, abs=1e-9)
+
+
+def test_mcnemar_p_is_the_chi_square_form_and_agrees_with_the_interval() -> None:
+    for fixed, broke in [(9, 2), (6, 1), (4, 0), (10, 10), (0, 0)]:
+        p = intervals.mcnemar_p(fixed, broke)
+        if fixed + broke:
+            chi2 = (fixed - broke) ** 2 / (fixed + broke)
+            assert p == pytest.approx(sps.chi2.sf(chi2, 1))
+        low, high = intervals.tango_interval(fixed, broke, 30, 0.95)
+        assert (p < 0.05) == (not low <= 0 <= high), (fixed, broke)
+
+
+def test_binary_pairs_take_the_score_family() -> None:
+    a = np.array([1, 1, 0, 0, 1, 0, 1, 1, 0, 1], dtype=float)
+    b = np.array([1, 0, 1, 1, 1, 1, 1, 1, 1, 1], dtype=float)
+    est = intervals.estimate(a, b, rng=np.random.default_rng(0))
+    assert est.method is Method.SCORE
+    assert est.delta == pytest.approx((4 - 1) / 10)
+    assert est.p == pytest.approx(intervals.mcnemar_p(4, 1))
+    assert est.ci95 == pytest.approx(intervals.tango_interval(4, 1, 10))
+
+
+# ---------------------------------------------------------------- clusters
+
+
+def _brute_p(d: np.ndarray, clusters: np.ndarray, delta0: float) -> float:
+    ids = list(dict.fromkeys(clusters.tolist()))
+    totals = [float(sum(d[clusters == c] - delta0)) for c in ids]
+    observed = abs(sum(totals))
+    hits = 0
+    patterns = list(itertools.product((1, -1), repeat=len(ids)))
+    for signs in patterns:
+        hits += abs(sum(s * t for s, t in zip(signs, totals, strict=True))) >= observed - 1e-12
+    return hits / len(patterns)
+
+
+def _clustered(seed: int, g: int, per: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    doc = rng.normal(0, 0.2, g)
+    clusters = np.repeat([f"doc-{i}" for i in range(g)], per)
+    a = np.clip(0.5 + rng.normal(0, 0.1, g * per), 0, 1)
+    b = np.clip(a + 0.05 + np.repeat(doc, per) + rng.normal(0, 0.1, g * per), 0, 1)
+    return a, b, clusters
+
+
+def test_cluster_sign_flip_p_and_interval_by_brute_force() -> None:
+    a, b, clusters = _clustered(3, 9, 3)
+    est = intervals.estimate(a, b, rng=np.random.default_rng(0), clusters=clusters)
+    d = b - a
+    assert est.method is Method.CLUSTER_SIGN_FLIP and est.exact and est.units == 9
+    assert est.p == pytest.approx(_brute_p(d, clusters, 0.0))
+    low, high = est.ci95
+    # just inside each bound the test does not reject at 5%; just outside it does
+    for bound, outward in ((low, -1), (high, 1)):
+        assert _brute_p(d, clusters, bound - outward * 1e-7) >= 0.05
+        assert _brute_p(d, clusters, bound + outward * 1e-4) < 0.05
+    assert (est.p < 0.05) == (not low <= 0 <= high)
+    # cluster-robust SE: √(G/(G-1)·Σ(S_c - n_c·Δ)²)/N
+    totals = np.array([d[clusters == c].sum() for c in dict.fromkeys(clusters.tolist())])
+    se = math.sqrt(9 / 8 * ((totals - 3 * d.mean()) ** 2).sum()) / d.size
+    assert est.se == pytest.approx(se)
+
+
+def test_few_clusters_cannot_decide() -> None:
+    a, b, clusters = _clustered(4, 5, 4)  # 2/2^5 = .0625: no test by cluster reaches .05
+    est = intervals.estimate(a, b, rng=np.random.default_rng(0), clusters=clusters)
+    assert not est.can_detect and est.ci95 is None
+    assert est.ci90 is not None  # .0625 < .10: the 90% interval exists
+
+
+def test_many_clusters_use_random_sign_flips_seeded() -> None:
+    a, b, clusters = _clustered(5, 40, 2)
+    one = intervals.estimate(a, b, rng=np.random.default_rng(1), clusters=clusters)
+    two = intervals.estimate(a, b, rng=np.random.default_rng(1), clusters=clusters)
+    assert one.method is Method.CLUSTER_SIGN_FLIP and not one.exact
+    assert one.p == two.p and one.ci95 == two.ci95
+    # 10,000 random patterns estimate the exact p within Monte Carlo error (t-test as guide)
+    t = sps.ttest_1samp([(b - a)[clusters == c].sum() for c in dict.fromkeys(clusters)], 0)
+    assert one.p == pytest.approx(t.pvalue, abs=0.02)
+
+
+def test_singleton_clusters_are_plain_cases() -> None:
+    rng = np.random.default_rng(2)
+    a, b = rng.uniform(size=40), rng.uniform(size=40)
+    est = intervals.estimate(a, b, rng=rng, clusters=np.array([f"c{i}" for i in range(40)]))
+    assert est.method is Method.T
+
+
+# ---------------------------------------------------------------- one run's mean
+
+
+@pytest.mark.parametrize(("k", "n"), [(9, 10), (10, 10), (0, 7), (31, 48)])
+def test_wilson_matches_scipy(k: int, n: int) -> None:
+    ref = sps.binomtest(k, n).proportion_ci(0.95, method="wilson")
+    assert intervals.wilson_interval(k, n) == pytest.approx((ref.low, ref.high))
+
+
+def test_mean_interval_stays_inside_0_1() -> None:
+    nine_of_ten = np.array([1.0] * 9 + [0.0])
+    low, high = intervals.mean_interval(nine_of_ten)
+    assert 0 <= low < 0.9 < high <= 1.0  # the t-interval would give [67.4, 112.6] points
+    all_pass = np.ones(10)
+    low, high = intervals.mean_interval(all_pass)
+    assert high == pytest.approx(1.0) and low < 0.8  # never zero-width
+    labels = np.array([1.0, 1.0, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0])
+    low, high = intervals.mean_interval(labels)
+    assert low >= 0 and high <= 1

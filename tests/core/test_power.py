@@ -1,0 +1,80 @@
+"""MDE, power and the cases-needed advice, checked against t quantiles and vectorised
+simulation of the very tests the verdict uses."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from ragtui.core import intervals, power
+
+
+def test_mde_uses_the_t_quantiles_of_this_n() -> None:
+    # (t.975 + t.80) with 7 degrees of freedom is 3.26, not the large-N 2.80
+    assert power.mde(0.1, 7) == pytest.approx(0.326, abs=0.001)
+    assert power.mde(0.1, 10_000) == pytest.approx(0.280, abs=0.001)
+    assert power.mde(None, 7) is None and power.mde(0.1, 0) is None
+
+
+def _t_rejections(n: int, sd: float, effect: float, reps: int, seed: int) -> np.ndarray:
+    d = np.random.default_rng(seed).normal(effect, sd, size=(reps, n))
+    t = d.mean(axis=1) / (d.std(axis=1, ddof=1) / math.sqrt(n))
+    return np.abs(t) > sps.t.ppf(0.975, n - 1)
+
+
+def test_t_power_matches_simulation() -> None:
+    n, sd, effect = 20, 0.3, 0.15
+    simulated = _t_rejections(n, sd, effect, 20_000, 1).mean()
+    assert power.power_t(effect, sd / math.sqrt(n), n - 1) == pytest.approx(simulated, abs=0.012)
+
+
+def test_cases_to_detect_give_80_percent_power() -> None:
+    sd, margin = 0.25, 0.05
+    n = power.n_to_detect(sd, margin)
+    assert n is not None
+    assert power.mde(sd / math.sqrt(n), n - 1) <= margin < power.mde(sd / math.sqrt(n - 1), n - 2)
+    simulated = _t_rejections(n, sd, margin, 8000, 2).mean()
+    assert simulated == pytest.approx(0.80, abs=0.02)
+
+
+def test_holm_over_four_metrics_asks_about_1_42_times_the_cases() -> None:
+    one, four = power.n_to_detect(0.3, 0.05), power.n_to_detect(0.3, 0.05, tests=4)
+    assert four / one == pytest.approx(1.42, abs=0.03)
+
+
+def test_cases_to_show_no_change_give_80_percent_tost_power() -> None:
+    sd, margin = 0.25, 0.05
+    n = power.n_to_show_no_change(sd, margin)
+    assert n is not None
+    d = np.random.default_rng(3).normal(0, sd, size=(8000, n))
+    mean, se = d.mean(axis=1), d.std(axis=1, ddof=1) / math.sqrt(n)
+    half = sps.t.ppf(0.95, n - 1) * se
+    inside = (mean - half > -margin) & (mean + half < margin)
+    assert inside.mean() == pytest.approx(0.80, abs=0.02)
+
+
+def test_noninferiority_cases_give_80_percent_power() -> None:
+    sd, margin = 0.2, 0.05
+    n = power.n_noninferior(sd, margin)
+    assert n is not None
+    d = np.random.default_rng(4).normal(0, sd, size=(8000, n))
+    low = d.mean(axis=1) - sps.t.ppf(0.975, n - 1) * d.std(axis=1, ddof=1) / math.sqrt(n)
+    assert (low > -margin).mean() == pytest.approx(0.80, abs=0.02)
+
+
+def test_mcnemar_power_matches_simulation_of_the_score_test() -> None:
+    n, fixed_rate, broke_rate = 100, 0.15, 0.05
+    counts = np.random.default_rng(5).multinomial(
+        n, [fixed_rate, broke_rate, 1 - fixed_rate - broke_rate], size=20_000
+    )
+    f, b = counts[:, 0], counts[:, 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(f + b > 0, (f - b) / np.sqrt(f + b), 0.0)
+    simulated = (np.abs(z) > 1.959964).mean()
+    predicted = power.power_mcnemar(0.10, n, 0.20)
+    assert predicted == pytest.approx(simulated, abs=0.02)
+    # and the closed form agrees with the verdict's own p at one draw
+    assert intervals.mcnemar_p(15, 5) == pytest.approx(2 * sps.norm.sf(10 / math.sqrt(20)))
