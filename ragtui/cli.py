@@ -64,7 +64,11 @@ def runs(path: str | None, as_json: bool) -> None:
     with open_store(path, announce=not as_json) as store:
         rows, metrics = run_rows(store)
     if as_json:
-        click.echo(json.dumps({"metrics": metrics, "runs": rows}, indent=2, default=str))
+        click.echo(
+            json.dumps(
+                {"metrics": metrics, "runs": [r.to_json() for r in rows]}, indent=2, default=str
+            )
+        )
         return
     from rich.console import Console
     from rich.table import Table
@@ -77,16 +81,17 @@ def runs(path: str | None, as_json: bool) -> None:
         table.add_column(shorts[metric], justify="right", no_wrap=True)
     for row in rows:
         means = [
-            "—" if row["means"].get(m) is None else f"{100 * row['means'][m]:.1f}" for m in metrics
+            "—" if row.listed_means.get(m) is None else f"{100 * row.listed_means[m]:.1f}"
+            for m in metrics
         ]
         cells = (
-            row["id"],
-            row["created_at"][:10],
-            row["name"],
-            row["kind"],
-            row["config_key"],
-            row["judge"] or "—",
-            str(row["n_cases"]),
+            row.id,
+            row.created_at[:10],
+            row.name,
+            "running" if row.in_progress else row.kind,
+            row.config_key,
+            row.judge or "—",
+            str(row.n_cases),
             *means,
         )
         table.add_row(*(_literal(v) for v in cells))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-import duckdb
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -97,7 +96,7 @@ class TrendsScreen(Screen[None]):
         # t-intervals and the bottom decile over every run: numpy/scipy, off the UI thread
         try:
             series = metric_trends(store, metric)
-        except (RagtuiError, duckdb.Error) as err:
+        except RagtuiError as err:
             self.app.call_from_thread(self.notify, str(err), severity="error", markup=False)
             return
         self.app.call_from_thread(self._computed, metric, series)
