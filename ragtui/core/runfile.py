@@ -122,9 +122,13 @@ def line_error(path: str | Path, number: int, problem: LineProblem) -> RunFileEr
 def _too_long(path: str | Path, number: int) -> RunFileError:
     return RunFileError(
         path,
-        f"expected a line of at most {MAX_LINE_BYTES >> 20} MB, found a longer one",
+        f"expected a line of at most {_size(MAX_LINE_BYTES)}, found a longer one",
         line=number,
     )
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MB" if n % (1 << 20) == 0 else f"{n:,} bytes"
 
 
 def read_header_line(
@@ -471,7 +475,10 @@ def dumps_line(obj: Mapping[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n"
 
 
-# The writers; imported last because they read what is defined above.
-from ragtui.core.runwrite import RunFileAppender, write_run_file  # noqa: E402
+def __getattr__(name: str) -> Any:
+    """The writers live in `runwrite` (which reads this module); they are found here too."""
+    if name in ("RunFileAppender", "write_run_file"):
+        from ragtui.core import runwrite
 
-__all__ += ["RunFileAppender", "write_run_file"]
+        return getattr(runwrite, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,10 +17,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ragtui.core import runfile
 from ragtui.core.errors import RagtuiError, RunFileError, WriteError
 from ragtui.core.model import Case, Run
 from ragtui.core.runfile import (
-    MAX_LINE_BYTES,
     SUFFIX,
     case_to_json,
     dumps_line,
@@ -34,11 +34,11 @@ LOCK_WAIT_S = 5.0  # a reader holds a shared lock for a moment; another batch fo
 
 def _encoded(obj: Mapping[str, Any], path: Path, what: str) -> bytes:
     line = dumps_line(obj).encode("utf-8")
-    if len(line) > MAX_LINE_BYTES:
+    if len(line) > runfile.MAX_LINE_BYTES:
         raise RunFileError(
             path,
-            f"{what} would be a line of {len(line) / 2**20:.1f} MB; a run file line holds at "
-            f"most {MAX_LINE_BYTES >> 20} MB",
+            f"{what} would be a line of {len(line):,} bytes; a run file line holds at most "
+            f"{runfile.MAX_LINE_BYTES:,}",
         )
     return line
 
@@ -148,7 +148,7 @@ class RunFileAppender:
         try:
             _lock(fd, self.path)
             size = os.fstat(fd).st_size
-            head = os.pread(fd, min(size, MAX_LINE_BYTES + 1), 0)
+            head = os.pread(fd, min(size, runfile.MAX_LINE_BYTES + 1), 0)
             if not head.strip() or b"\n" not in head:
                 what = "empty" if not head.strip() else "without a complete header"
                 self.notices.append(

@@ -84,7 +84,7 @@ class Store:
             try:
                 con = _connect(path)
             except duckdb.Error as exc:
-                if "lock" in str(exc).lower():
+                if "could not set lock" in str(exc).lower() and not _is_damage(exc):
                     notices.append(
                         f"another ragtui holds {shown_path(path)}: browsing read-only with a "
                         "private in-memory index"
