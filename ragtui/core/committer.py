@@ -224,7 +224,7 @@ class Committer:
                         pass
             except Failed:
                 pass
-            self.on_done(path, None, failed.error)
+            self._failed(path, failed.error)
             return
         self.group.append(rows)
         self.group_bytes += head.state.size
@@ -239,7 +239,7 @@ class Committer:
             failed = self._transaction(lambda: self._write_group(group))
         except DataFault as fault:
             if len(group) == 1:
-                self.on_done(group[0].head.path, None, file_error(group[0].head.path, fault.cause))
+                self._failed(group[0].head.path, file_error(group[0].head.path, fault.cause))
                 return
             # Not expected (the files were checked): find the file by committing one by one.
             for rows in group:
@@ -249,7 +249,15 @@ class Committer:
         for rows in group:
             head = rows.head
             error = failed.get(head.run_id + "\0" + str(head.path))
-            self.on_done(head.path, None if error else head.run_id, error)
+            if error is None:
+                self.on_done(head.path, head.run_id, None)
+            else:
+                self._failed(head.path, error)
+
+    def _failed(self, path: Path, error: RagtuiError) -> None:
+        """A file that no longer holds a valid run: its earlier run leaves the index too."""
+        self.store._forget_file(key(path))
+        self.on_done(path, None, error)
 
     def _transaction(self, work: Callable[[], Any], *, chunked: bool = False) -> Any:
         cur = self.cur
