@@ -310,7 +310,7 @@ class Committer:
             kept.append(rows)
         if not kept:
             return failed
-        for table in ("cases", "scores", "human"):
+        for table in sorted({t for r in kept for t in r.batches}):
             parts = [
                 _with_run_id(batch, r.head.run_id)
                 for r in kept

@@ -1,11 +1,11 @@
-"""Writing the index: which run files changed, decoding them, committing each one whole.
+"""Writing the index: which run files changed, and decoding them into Arrow batches.
 
-A file is decoded (msgspec, in C) into Arrow batches by one thread while another inserts the
-previous batches into DuckDB (which releases the GIL): with several files, both cores work.
-Each file is one transaction; a file over CHUNKED_BYTES commits in pieces under a pending
-mark, invisible until its last piece. Any problem with one file is that file's error; the
-others still index. Unchanged files cost a stat: size, mtime, ctime and inode must all match,
-and a file modified within a second of being read is hashed again (git's "racy clean" rule).
+A file is decoded (msgspec, in C) into Arrow batches by one thread while the other commits
+the previous ones into DuckDB (which releases the GIL while it inserts): with several files,
+both cores work. How batches are committed, never half a file, is `committer`. Any problem
+with one file is that file's error; the others still index. An unchanged file costs a stat:
+size, mtime, ctime and inode must all match, and a file modified within a second of its
+reading is hashed again (git's "racy clean" rule: a same-size edit inside one clock tick).
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ class IndexReport:
     skipped: int = 0
     removed: list[str] = field(default_factory=list)
     failed: list[RagtuiError] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
 

@@ -9,12 +9,11 @@ objects, and writing them again gives the same bytes.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
@@ -43,6 +42,15 @@ from ragtui.core.runschema import (
     check_case,
     check_header,
 )
+
+if TYPE_CHECKING:  # found at run time through __getattr__ below (runwrite imports this module)
+    from ragtui.core.runwrite import (  # noqa: F401
+        RunFileAppender,
+        case_to_json,
+        dumps_line,
+        header_to_json,
+        write_run_file,
+    )
 
 try:  # advisory locks mark a run file that a batch is still writing (POSIX only)
     import fcntl
@@ -371,113 +379,12 @@ def read_case_at(path: str | Path, offset: int, length: int, number: int) -> Cas
     return to_case(case)
 
 
-# ---------------------------------------------------------------- canonical JSON
-
-
-def header_to_json(run: Run) -> dict[str, Any]:
-    return {
-        "ragtui_run": FORMAT_VERSION,
-        "id": run.id,
-        "name": run.name,
-        "created_at": run.created_at,
-        "config": dict(run.config),
-        "config_key": run.config_key or None,
-        "judge": {
-            "model": run.judge.model,
-            "provider": run.judge.provider,
-            "prompt_hash": run.judge.prompt_hash,
-        },
-        "dataset": {"name": run.dataset.name, "version": run.dataset.version},
-        "parent": run.parent,
-        "kind": run.kind,
-        "source": None
-        if run.source is None
-        else {"format": run.source.format, "path": run.source.path, "sha256": run.source.sha256},
-        **({"stated": [_stated_json(f) for f in run.stated]} if run.stated else {}),
-    }
-
-
-def _stated_json(f: StatedFigure) -> dict[str, Any]:
-    return _drop_none(
-        {
-            "metric": f.metric,
-            "value": f.value,
-            "raw": f.raw,
-            "statistic": f.statistic,
-            "scale": None if f.scale is None else list(f.scale),
-            "n": f.n,
-        }
-    )
-
-
-def case_to_json(case: Case) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "case_id": case.case_id,
-        "question": case.question,
-        "answer": case.answer,
-    }
-    if case.reference is not None:
-        out["reference"] = case.reference
-    if case.contexts:
-        out["contexts"] = [
-            _drop_none(
-                {"id": c.id, "text": c.text, "source": c.source, "rank": c.rank, "score": c.score}
-            )
-            for c in case.contexts
-        ]
-    if case.scores:
-        out["scores"] = {
-            metric: _drop_none(
-                {
-                    "value": s.value,
-                    "raw": s.raw,
-                    "label": s.label,
-                    "scale": None if s.scale is None else list(s.scale),
-                    "reason": s.reason,
-                    "reply": s.reply,
-                    "prompt_hash": s.prompt_hash,
-                    "threshold": s.threshold,
-                }
-            )
-            for metric, s in case.scores.items()
-        }
-    if case.claims:
-        out["claims"] = [
-            _drop_none(
-                {
-                    "metric": c.metric,
-                    "text": c.text,
-                    "verdict": c.verdict,
-                    "chunks": list(c.chunks),
-                    "reason": c.reason,
-                }
-            )
-            for c in case.claims
-        ]
-    if case.errors:
-        out["errors"] = dict(case.errors)
-    if case.human:
-        out["human"] = dict(case.human)
-    if case.latency_ms is not None:
-        out["latency_ms"] = case.latency_ms
-    if case.metadata:
-        out["metadata"] = dict(case.metadata)
-    if case.cluster is not None:
-        out["cluster"] = case.cluster
-    return out
-
-
-def _drop_none(obj: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in obj.items() if v is not None}
-
-
-def dumps_line(obj: Mapping[str, Any]) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n"
+_WRITING = ("RunFileAppender", "write_run_file", "header_to_json", "case_to_json", "dumps_line")
 
 
 def __getattr__(name: str) -> Any:
-    """The writers live in `runwrite` (which reads this module); they are found here too."""
-    if name in ("RunFileAppender", "write_run_file"):
+    """Writing lives in `runwrite` (which reads this module); its names are found here too."""
+    if name in _WRITING:
         from ragtui.core import runwrite
 
         return getattr(runwrite, name)

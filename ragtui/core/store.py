@@ -58,7 +58,6 @@ class Store:
         self.read_only = read_only
         self.notices = notices
         self.problems: list[RagtuiError] = []
-        self._announced: set[Path] = set()
 
     @property
     def index_path(self) -> Path:
