@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragtui.core.errors import RunNotFoundError
+from ragtui.core.errors import RunNotFoundError, shown_path
 from ragtui.core.model import DatasetInfo, JudgeInfo, Run, SourceInfo, StatedFigure
 
 Cursor = duckdb.DuckDBPyConnection
@@ -103,7 +103,7 @@ class RunRow:
                 }
                 for f in self.stated
             ],
-            "file": str(self.file),
+            "file": shown_path(self.file),  # printable even when not UTF-8
         }
 
 

@@ -298,3 +298,38 @@ def test_judge_cache_round_trip(tmp_path: Path) -> None:
         assert store.cache_get("k") == "YES"
     with Store.open(tmp_path) as store:
         assert store.cache_get("k") == "YES"
+
+
+@pytest.mark.parametrize("group_bytes", [0, 1 << 30])  # every file alone / all in one group
+def test_decoding_beside_committing_indexes_what_one_thread_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group_bytes: int
+) -> None:
+    from ragtui.core import indexer, runfile
+    from ragtui.core.synthetic import write_synthetic_history
+    from tests.core.index_helpers import content
+
+    monkeypatch.setattr(committer, "GROUP_BYTES", group_bytes)
+    monkeypatch.setattr(runfile, "BLOCK_BYTES", 4096)  # several blocks per file
+    source = tmp_path / "source"
+    write_synthetic_history(source, runs=5, cases=12)
+    shutil.copy(source / "synthetic-0001.ragtui.jsonl", source / "twin.ragtui.jsonl")  # a clash
+    broken = (source / "synthetic-0002.ragtui.jsonl").read_text().splitlines()
+    broken[0] = broken[0].replace('"synthetic-0002"', '"broken-1"')
+    broken[7] = broken[7].replace('"case_id": "case-000006"', '"case_id": 6')
+    (source / "zbroken.ragtui.jsonl").write_text("\n".join(broken) + "\n")
+    results = {}
+    for overlap in (False, True):
+        folder = tmp_path / f"overlap-{overlap}"
+        shutil.copytree(source, folder)
+        monkeypatch.setattr(indexer, "PIPELINE_BYTES", 0 if overlap else 1 << 62)
+        with Store.open(folder) as store:
+            problems = sorted(str(p).replace(str(folder), "<folder>") for p in store.problems)
+            results[overlap] = (content(store), problems)
+    assert results[True] == results[False]
+    runs, problems = results[True][0]["runs"], results[True][1]
+    assert len(runs) == 5
+    assert problems == [
+        "<folder>/twin.ragtui.jsonl:1: field 'id': run id 'synthetic-0001' is already used by "
+        "<folder>/synthetic-0001.ragtui.jsonl",
+        "<folder>/zbroken.ragtui.jsonl:8: field 'case_id': expected a string, found int 6",
+    ]
