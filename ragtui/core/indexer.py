@@ -164,11 +164,11 @@ def pieces(path: Path) -> Iterator[Piece]:
             blocks = split_lines(
                 handle, path, first, len(line), digest=digest, drop_torn_tail=in_progress
             )
-            for lines, numbers, offsets in blocks:
-                cases = decode_cases(lines, numbers, path, seen)
-                lengths = [len(x) for x in lines]
-                yield tables.case_batches(cases, numbers, offsets, lengths, n)
-                n += len(cases)
+            for block in blocks:
+                cases, kept = decode_cases(block, path, seen)
+                if cases:
+                    yield tables.case_batches(cases, kept, n)
+                    n += len(cases)
         yield Tail(n, digest.hexdigest())
 
 

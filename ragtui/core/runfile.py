@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from operator import add
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -181,8 +184,8 @@ def split_lines(
     *,
     digest: Any = None,
     drop_torn_tail: bool = False,
-) -> Iterator[tuple[list[bytes], list[int], list[int]]]:
-    """Blocks of (non-blank lines, their line numbers, their byte offsets), from line 2.
+) -> Iterator[Lines]:
+    """Blocks of lines from line 2 on, with their numbers and byte offsets (blank ones too).
 
     `first` is what was already read after line 1, which started `offset` bytes earlier.
     A last line without a newline is a line too, unless `drop_torn_tail` (a file that is
@@ -207,47 +210,70 @@ def split_lines(
             body = block[:-1] if block.endswith(b"\n") else block
             if drop_torn_tail and not block.endswith(b"\n"):
                 body = body[: body.rfind(b"\n") + 1]
-        lines, numbers, offsets = [], [], []
-        for line in body.split(b"\n"):
-            if len(line) > MAX_LINE_BYTES:
-                raise _too_long(path, number)
-            if line and not line.isspace():
-                lines.append(line)
-                numbers.append(number)
-                offsets.append(at)
-            at += len(line) + 1
-            number += 1
-        if lines:
-            yield lines, numbers, offsets
+        lines = body.split(b"\n")
+        lengths = list(map(len, lines))
+        if max(lengths) > MAX_LINE_BYTES:
+            raise _too_long(
+                path, number + next(i for i, n in enumerate(lengths) if n > MAX_LINE_BYTES)
+            )
+        # offset of line i: where the block starts + the lengths before it + their newlines
+        offsets = list(map(add, accumulate(lengths, initial=at), range(len(lines))))
+        yield Lines(lines, range(number, number + len(lines)), offsets, lengths)
+        number += len(lines)
+        at = offsets[-1] + lengths[-1] + 1
         if not data:
             return
         if len(block) > MAX_LINE_BYTES:
             raise _too_long(path, number)
 
 
-def decode_cases(
-    lines: list[bytes], numbers: list[int], path: str | Path, seen: set[str]
-) -> list[CaseLine]:
-    """The typed cases of a block; the first bad line (or repeated case id) raises."""
+@dataclass
+class Lines:
+    """A block of lines of a run file: the lines, their numbers, offsets and lengths."""
+
+    lines: list[bytes]
+    numbers: Sequence[int]
+    offsets: list[int]
+    lengths: list[int]
+
+    def only(self, keep: list[int]) -> Lines:
+        return Lines(
+            [self.lines[i] for i in keep],
+            [self.numbers[i] for i in keep],
+            [self.offsets[i] for i in keep],
+            [self.lengths[i] for i in keep],
+        )
+
+
+def decode_cases(block: Lines, path: str | Path, seen: set[str]) -> tuple[list[CaseLine], Lines]:
+    """The typed cases of a block, and the block without its blank lines. The first bad line
+    (or repeated case id) raises."""
     decode = CASE_DECODER.decode
     cases = []
-    for i, line in enumerate(lines):
+    blank = []
+    for i, line in enumerate(block.lines):
         try:
             case = decode(line)
             check_case(case)
         except DECODE_ERRORS as exc:
-            case = _decode_slowly(line, exc, path, numbers[i])
+            if not line.strip():
+                blank.append(i)
+                continue
+            case = _decode_slowly(line, exc, path, block.numbers[i])
         cases.append(case)
+    if blank:
+        skip = set(blank)
+        block = block.only([i for i in range(len(block.lines)) if i not in skip])
     ids = [c.case_id for c in cases]
-    block = set(ids)
-    if len(block) != len(ids) or not seen.isdisjoint(block):
-        for case_id, number in zip(ids, numbers, strict=True):
+    unique = set(ids)
+    if len(unique) != len(ids) or not seen.isdisjoint(unique):
+        for case_id, number in zip(ids, block.numbers, strict=True):
             if case_id in seen:
                 problem = LineProblem("case_id", "a case id unique within the run", case_id)
                 raise line_error(path, number, problem)
             seen.add(case_id)
-    seen |= block
-    return cases
+    seen |= unique
+    return cases, block
 
 
 def _decode_slowly(line: bytes, exc: BaseException, path: str | Path, number: int) -> CaseLine:
@@ -361,8 +387,8 @@ def _iter_cases(handle: IO[bytes], path: str | Path, line: bytes, first: bytes) 
     with handle:
         if not line.endswith(b"\n"):
             return  # the header is the whole file
-        for lines, numbers, _ in split_lines(handle, path, first, len(line)):
-            yield from map(to_case, decode_cases(lines, numbers, path, seen))
+        for block in split_lines(handle, path, first, len(line)):
+            yield from map(to_case, decode_cases(block, path, seen)[0])
 
 
 def read_run_file(path: str | Path) -> RunFile:
@@ -375,8 +401,10 @@ def read_case_at(path: str | Path, offset: int, length: int, number: int) -> Cas
     with open_run_file(path) as handle:
         handle.seek(offset)
         line = handle.read(length)
-    (case,) = decode_cases([line], [number], path, set())
-    return to_case(case)
+    cases, _ = decode_cases(Lines([line], [number], [offset], [length]), path, set())
+    if not cases:
+        raise RunFileError(path, "expected a case, found a blank line", line=number)
+    return to_case(cases[0])
 
 
 _WRITING = ("RunFileAppender", "write_run_file", "header_to_json", "case_to_json", "dumps_line")

@@ -228,7 +228,7 @@ def check_case(case: CaseLine) -> None:
                 raise LineProblem(f"scores.{metric}.scale", EXPECTED["scores.*.scale"], score.scale)  # type: ignore[arg-type]
     if case.claims:
         for i, claim in enumerate(case.claims):
-            if is_faithfulness(claim.metric) and claim.verdict not in VERDICTS:
+            if claim.verdict not in VERDICTS and is_faithfulness(claim.metric):
                 raise LineProblem(
                     f"claims[{i}].verdict", "one of " + ", ".join(VERDICTS), claim.verdict
                 )

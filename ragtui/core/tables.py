@@ -9,13 +9,16 @@ reads that line from the run file (see `queries.case`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import msgspec
 import pyarrow as pa
 
 from ragtui.core.runschema import CaseLine, HeaderLine
+
+if TYPE_CHECKING:
+    from ragtui.core.runfile import Lines
 
 SCHEMA_VERSION = 2
 
@@ -75,13 +78,7 @@ _F64 = pa.float64()
 _I32 = pa.int32()
 
 
-def case_batches(
-    cases: list[CaseLine],
-    numbers: list[int],
-    offsets: list[int],
-    lengths: list[int],
-    start: int,
-) -> dict[str, pa.Table]:
+def case_batches(cases: list[CaseLine], lines: Lines, start: int) -> dict[str, pa.Table]:
     """The rows of a block of decoded cases, one Arrow table per index table (run_id is
     added by the insert). Plain comprehensions: the per-row cost is a few attribute reads."""
     ids = [c.case_id for c in cases]
@@ -95,9 +92,9 @@ def case_batches(
                 "reference": pa.array([c.reference for c in cases], _STR),
                 "latency_ms": pa.array([c.latency_ms for c in cases], _F64),
                 "cluster": pa.array([c.cluster for c in cases], _STR),
-                "line": pa.array(numbers, _I32),
-                "offset": pa.array(offsets, pa.int64()),
-                "length": pa.array(lengths, _I32),
+                "line": pa.array(lines.numbers, _I32),
+                "offset": pa.array(lines.offsets, pa.int64()),
+                "length": pa.array(lines.lengths, _I32),
             }
         )
     }
