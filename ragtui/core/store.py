@@ -390,6 +390,12 @@ class Store:
 
 
 def _migrate(con: duckdb.DuckDBPyConnection, notices: list[str]) -> None:
+    try:  # the common case, checked first: a warm open runs one query here, not eleven
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is not None and row[0] == str(SCHEMA_VERSION):
+            return
+    except duckdb.CatalogException:
+        pass  # a new index
     con.execute(tables.SCHEMA_SQL)
     row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     version = int(row[0]) if row else 0
