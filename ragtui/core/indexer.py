@@ -102,7 +102,7 @@ def still_written(path: Path) -> bool:
     try:
         with open_run_file(path) as handle:
             return being_written(handle)
-    except RagtuiError:
+    except (RagtuiError, OSError):
         return False
 
 

@@ -222,7 +222,7 @@ class Store:
             return state != old.state or not indexer.still_written(path)
         try:
             same = indexer.sha256_of(path) == old.sha256
-        except RagtuiError:
+        except (RagtuiError, OSError):
             return True  # indexing it names the problem
         if same:
             with self._write_lock:
