@@ -373,3 +373,50 @@ def test_any_valid_file_reads_and_indexes_as_written(tmp_path: Path, cases: list
         for case in cases:
             assert store.case("gen-1", case.case_id) == case
     shutil.rmtree(folder)
+
+
+def test_sample_runs_and_imported_fixtures_index_as_their_files_say(tmp_path: Path) -> None:
+    from ragtui import importers
+    from ragtui.core.errors import RagtuiError
+
+    repo = Path(__file__).resolve().parents[2]
+    folder = tmp_path / "all"
+    shutil.copytree(repo / "sample_runs", folder / "samples")
+    imported = 0
+    for source in sorted((repo / "tests" / "data").rglob("*")):
+        if not source.is_file() or source.suffix in (".md", ".txt"):
+            continue
+        try:
+            run_files = importers.load_file(source)
+        except RagtuiError:
+            continue  # not a result file (expected outputs, judge requests, ...)
+        for i, rf in enumerate(run_files):
+            run = replace(rf.run, id=f"{source.parent.name}-{source.name}-{i}")
+            write_run_file(folder / "imported" / f"{run.id}.ragtui.jsonl", run, rf.cases)
+            imported += 1
+    assert imported >= 10
+    with Store.open(folder) as store:
+        assert store.problems == []
+        rows = {r.id: r for r in store.run_rows()}
+        assert len(rows) == 10 + imported
+        for row in rows.values():
+            written = read_run_file(row.file)
+            assert store.run(row.id) == written.run
+            assert row.n_cases == len(written.cases)
+            expected = [
+                (c.case_id, m, float(s.value), None)
+                for c in written.cases
+                for m, s in c.scores.items()
+            ] + [
+                (c.case_id, m, None, e)
+                for c in written.cases
+                for m, e in c.errors.items()
+                if m not in c.scores
+            ]
+            got = [
+                (r["case_id"], r["metric"], r["value"], r["error"])
+                for r in store.scores([row.id]).to_pylist()
+            ]
+            assert sorted(got, key=repr) == sorted(expected, key=repr), row.id
+            for case in written.cases[:3] + written.cases[-2:]:
+                assert store.case(row.id, case.case_id) == case
