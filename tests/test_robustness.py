@@ -3,7 +3,7 @@
 The native reader, the index and every importer are fed fuzzed and mutated files.
 
 (A corrupt index, a read-only folder, a truncated file and a crash mid-index are tested in
-tests/core/test_store.py and tests/core/test_fastindex.py.)
+tests/core/test_store.py and tests/core/test_index_faults.py.)
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.core.store import INDEX_NAME, Store
 from ragtui.core.synthetic import write_synthetic_history
 from ragtui.importers.base import ImportOptions
-from tests.core.fastindex_helpers import content
+from tests.core.index_helpers import content
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -23,7 +23,7 @@ from ragtui.core.store import Store
 LABELS = (
     "cold index",
     "cold index, cases",
-    "cold index, Python path",
+    "cold index, one thread",
     "warm open (nothing changed)",
     "Inspect .eval import",
     "Runs screen first paint",

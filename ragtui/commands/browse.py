@@ -17,6 +17,7 @@ from ragtui.commands.common import (
     resolve_folder,
 )
 from ragtui.core.errors import RagtuiError
+from ragtui.core.queries import RunRow
 from ragtui.core.views import case_lines, run_rows
 from ragtui.format import printable, pts, short_metrics
 
@@ -42,7 +43,11 @@ def runs_command(path: str | None, path_option: str | None, as_json: bool) -> No
     with open_ws(pick_folder(path, path_option)) as workspace:
         rows, metrics = run_rows(workspace.store)
         if as_json:
-            out = {**folder_json(workspace), "metrics": metrics, "runs": rows}
+            out = {
+                **folder_json(workspace),
+                "metrics": metrics,
+                "runs": [r.to_json() for r in rows],
+            }
             click.echo(json.dumps(out, indent=2, default=str, ensure_ascii=True, allow_nan=False))
             return
     from rich.console import Console
@@ -58,13 +63,13 @@ def runs_command(path: str | None, path_option: str | None, as_json: bool) -> No
         table.add_column(shorts[metric], justify="right", no_wrap=True)
     for row in rows:
         cells = (
-            row["id"],
-            row["created_at"][:10],
-            row["name"],
-            row["kind"],
-            row["config_key"],
-            row["judge"] or "—",
-            str(row["n_cases"]),
+            row.id,
+            row.created_at[:10],
+            row.name,
+            "running" if row.in_progress else "summary" if row.summary_only else row.kind,
+            row.config_key,
+            row.judge or "—",
+            str(row.n_cases),
             *(_mean_cell(row, m) for m in metrics),
         )
         table.add_row(*(_literal(v) for v in cells))
@@ -75,10 +80,10 @@ def runs_command(path: str | None, path_option: str | None, as_json: bool) -> No
     )
 
 
-def _mean_cell(row: dict[str, Any], metric: str) -> str:
+def _mean_cell(row: RunRow, metric: str) -> str:
     """The mean in points, and beside it how many scores failed (never averaged in as 0)."""
-    mean = row["means"].get(metric)
-    errors = row["errors"].get(metric, 0)
+    mean = row.listed_means.get(metric)
+    errors = row.errors.get(metric, 0)
     text = "—" if mean is None else pts(mean)
     return f"{text} ({errors} err)" if errors else text
 

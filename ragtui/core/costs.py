@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragtui.core import case_texts
 from ragtui.core.store import Store
 
 FIELDS = ("latency_ms", "prompt_tokens", "completion_tokens", "total_tokens", "cost", "judge_cost")
@@ -140,7 +141,7 @@ def _metadata(text: str | None) -> Mapping[str, Any]:
 def run_costs(store: Store, run_ids: Sequence[str]) -> list[RunCosts]:
     """Totals and means of latency, tokens and cost, per run, in the order given."""
     per_run: dict[str, list[dict[str, Any]]] = {r: [] for r in run_ids}
-    table = store.case_extras(list(run_ids))
+    table = case_texts.case_extras(store, list(run_ids))
     for run_id, latency, meta in zip(
         table["run_id"].to_pylist(),
         table["latency_ms"].to_pylist(),

@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ragtui.core import stats
+from ragtui.core import case_texts, stats
 from ragtui.core.answer_diff import AnswerDiff, diff_answers
 from ragtui.core.attribution import (
     CAUSES,
@@ -231,8 +231,8 @@ def diagnose(
     paired = paired_scores(store, a_ref, b_ref, margin=margin, seed=seed)
     chosen = require_metrics(paired, metrics)
     found = find_roles(paired.metric_names(), roles)
-    chunks = _chunks_by_case(store.chunks([paired.a, paired.b]))
-    claims = _claims_by_case(store.claims([paired.a, paired.b]))
+    chunks = _chunks_by_case(case_texts.chunks(store, [paired.a, paired.b]))
+    claims = _claims_by_case(case_texts.claims(store, [paired.a, paired.b]))
     facts = [_facts(paired, ci, chunks, claims, min_drop) for ci in range(len(paired.case_ids))]
     results = []
     for metric in chosen:

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+
+def shown_path(path: str | Path) -> str:
+    """A path as text that can always be printed: bytes that are not UTF-8 (a file name in
+    Latin-1, say) appear as \\xe9 escapes instead of making the output fail."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _safe(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class RagtuiError(Exception):
@@ -24,17 +35,21 @@ class RunFileError(RagtuiError):
         line: int | None = None,
         field: str | None = None,
     ) -> None:
-        self.path = str(path)
+        self.path = shown_path(path)
         self.line = line
-        self.field = field
-        self.detail = message
+        self.field = None if field is None else _safe(field)
+        self.detail = _safe(message)
         where = self.path if line is None else f"{self.path}:{line}"
-        what = message if field is None else f"field '{field}': {message}"
+        what = self.detail if field is None else f"field '{self.field}': {self.detail}"
         super().__init__(f"{where}: {what}")
 
 
 class StoreError(RagtuiError):
     """The index cannot be opened or written."""
+
+
+class WriteError(RagtuiError):
+    """A file ragtui writes could not be written (a full disk, no permission)."""
 
 
 class RunNotFoundError(RagtuiError):

@@ -1,25 +1,27 @@
 """Native run files (`*.ragtui.jsonl`): line 1 is the run header, every further line one case.
 
-The reader validates every line and names file, line, field, expectation and finding on the
-first problem. The writer is canonical: reading a written file gives back equal objects, and
-writing them again gives the same bytes.
+Reading goes through one typed decoder (`runschema`), which names file, line, field,
+expectation and finding on the first problem. Lines are read in blocks with a length cap, so
+memory stays bounded whatever a file holds; special files (FIFOs, devices) are never read.
+Writing lives in `runwrite` (re-exported here): reading a written file gives back equal
+objects, and writing them again gives the same bytes.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import tempfile
-from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from operator import add
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+import msgspec
 
 from ragtui.core.errors import RunFileError
 from ragtui.core.model import (
-    RUN_KINDS,
-    VERDICTS,
     Case,
     Chunk,
     Claim,
@@ -31,301 +33,338 @@ from ragtui.core.model import (
     SourceInfo,
     StatedFigure,
     derive_config_key,
-    is_faithfulness,
+)
+from ragtui.core.runerrors import explain, show
+from ragtui.core.runschema import (
+    CASE_DECODER,
+    FORMAT_VERSION,
+    HEADER_DECODER,
+    CaseLine,
+    HeaderLine,
+    LineProblem,
+    check_case,
+    check_header,
 )
 
+if TYPE_CHECKING:  # found at run time through __getattr__ below (runwrite imports this module)
+    from ragtui.core.runwrite import (  # noqa: F401
+        RunFileAppender,
+        case_to_json,
+        dumps_line,
+        header_to_json,
+        write_run_file,
+    )
+
+try:  # advisory locks mark a run file that a batch is still writing (POSIX only)
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
 SUFFIX = ".ragtui.jsonl"
-FORMAT_VERSION = 1
-_MAX_EXACT_INT = 2**53  # larger integers do not survive a float64 column
+MAX_LINE_BYTES = 8 << 20  # one case line; bounds memory (a decoded line is a few times this)
+BLOCK_BYTES = 4 << 20  # bytes read and decoded at a time
+DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, LineProblem)
+_BOM = b"\xef\xbb\xbf"
+
+__all__ = ["FORMAT_VERSION", "SUFFIX"]
 
 
 def is_run_file(path: Path) -> bool:
     return path.name.endswith(SUFFIX)
 
 
-# ---------------------------------------------------------------- reading
+class SpecialFileError(RunFileError):
+    """A path named like a run file that is a FIFO, a device or a socket: never opened to read."""
 
 
-class _Line:
-    """Validation context for one line: raises RunFileError with file, line and field."""
-
-    def __init__(self, path: str, number: int) -> None:
-        self.path = path
-        self.lineno = number
-
-    def fail(self, field: str | None, expected: str, found: Any = ...) -> RunFileError:
-        message = (
-            f"expected {expected}" if found is ... else f"expected {expected}, found {_show(found)}"
-        )
-        return RunFileError(self.path, message, line=self.lineno, field=field)
-
-    def obj(self, value: Any, field: str | None) -> Mapping[str, Any]:
-        if not isinstance(value, dict):
-            raise self.fail(field, "a JSON object", value)
-        return value
-
-    def text(
-        self, obj: Mapping[str, Any], key: str, prefix: str = "", *, required: bool = True
-    ) -> str | None:
-        field = prefix + key
-        if key not in obj or obj[key] is None:
-            if required:
-                raise self.fail(field, "a string", None if key in obj else ...)
-            return None
-        value = obj[key]
-        if not isinstance(value, str):
-            raise self.fail(field, "a string", value)
-        return value
-
-    def number(
-        self, obj: Mapping[str, Any], key: str, prefix: str = "", *, required: bool = False
-    ) -> float | None:
-        field = prefix + key
-        value = obj.get(key)
-        if value is None:
-            if required:
-                raise self.fail(field, "a number", None if key in obj else ...)
-            return None
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_EXACT_INT:
-            raise self.fail(field, "a number of magnitude at most 2^53", value)
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
-            raise self.fail(field, "a finite number", value)
-        return value
-
-    def mapping(self, obj: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str, Any]:
-        value = obj.get(key)
-        if value is None:
-            return {}
-        return self.obj(value, prefix + key)
-
-    def listing(self, obj: Mapping[str, Any], key: str, prefix: str = "") -> list[Any]:
-        value = obj.get(key)
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise self.fail(prefix + key, "a JSON array", value)
-        return value
+# ---------------------------------------------------------------- opening
 
 
-def _show(value: Any) -> str:
-    if value is None:
-        return "null"
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{type(value).__name__ if not isinstance(value, dict | list) else ('object' if isinstance(value, dict) else 'array')} {text}"
-
-
-def _loads(raw: bytes | str, ctx: _Line) -> Any:
+def open_run_file(path: str | Path) -> IO[bytes]:
+    """Open for reading without ever blocking (a FIFO would), and only a regular file."""
     try:
-        return json.loads(raw)
-    except UnicodeDecodeError as exc:
-        raise RunFileError(
-            ctx.path, f"expected UTF-8 text ({exc.reason})", line=ctx.lineno
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise RunFileError(
-            ctx.path,
-            f"expected one JSON object per line ({exc.msg} at column {exc.colno})",
-            line=ctx.lineno,
-        ) from None
-    except RecursionError:
-        raise RunFileError(ctx.path, "expected JSON nested less deeply", line=ctx.lineno) from None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise RunFileError(path, f"cannot be read ({exc.strerror})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise SpecialFileError(path, f"is {file_kind(mode)}, not a regular file: skipped")
+    return os.fdopen(fd, "rb", buffering=0)
 
 
-def _scale(value: Any, ctx: _Line, field: str) -> tuple[float, float] | None:
-    if value is None:
-        return None
-    if (
-        not isinstance(value, list)
-        or len(value) != 2
-        or not all(
-            isinstance(s, int | float) and not isinstance(s, bool) and math.isfinite(s)
-            for s in value
-        )
-        or not value[0] < value[1]
+def file_kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
     ):
-        raise ctx.fail(field, "[low, high] with low < high", value)
-    return (value[0], value[1])
+        if test(mode):
+            return name
+    return "a special file"
 
 
-def parse_header(obj: Any, ctx: _Line) -> Run:
-    obj = ctx.obj(obj, None)
-    if "ragtui_run" not in obj:
-        raise ctx.fail(
-            "ragtui_run",
-            f'the run header (an object with "ragtui_run": {FORMAT_VERSION}) on line 1',
-        )
-    if obj["ragtui_run"] != FORMAT_VERSION or isinstance(obj["ragtui_run"], bool):
-        raise ctx.fail("ragtui_run", f"format version {FORMAT_VERSION}", obj["ragtui_run"])
-    run_id = ctx.text(obj, "id")
-    assert run_id is not None
-    if not run_id.strip():
-        raise ctx.fail("id", "a non-empty run id", run_id)
-    created_at = ctx.text(obj, "created_at")
-    assert created_at is not None
+def being_written(handle: IO[bytes]) -> bool:
+    """Whether a batch (`RunFileAppender`) holds this file's lock: it is still being written."""
+    if fcntl is None:
+        return False
     try:
-        datetime.fromisoformat(created_at.replace("Z", "+00:00"))
-    except ValueError:
-        raise ctx.fail(
-            "created_at", "an ISO 8601 date-time such as 2026-11-20T10:00:00Z", created_at
-        ) from None
-    config = dict(ctx.mapping(obj, "config"))
-    judge_obj = ctx.mapping(obj, "judge")
-    judge = JudgeInfo(
-        model=ctx.text(judge_obj, "model", "judge.", required=False),
-        provider=ctx.text(judge_obj, "provider", "judge.", required=False),
-        prompt_hash=ctx.text(judge_obj, "prompt_hash", "judge.", required=False),
+        fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return False
+
+
+# ---------------------------------------------------------------- lines
+
+
+def line_error(path: str | Path, number: int, problem: LineProblem) -> RunFileError:
+    expected = f"expected {problem.expected}"
+    if problem.found is not ...:
+        expected += f", found {show(problem.found)}"
+    return RunFileError(path, expected, line=number, field=problem.field)
+
+
+def _too_long(path: str | Path, number: int) -> RunFileError:
+    return RunFileError(
+        path,
+        f"expected a line of at most {_size(MAX_LINE_BYTES)}, found a longer one",
+        line=number,
     )
-    dataset_obj = ctx.mapping(obj, "dataset")
-    dataset = DatasetInfo(
-        name=ctx.text(dataset_obj, "name", "dataset.", required=False),
-        version=ctx.text(dataset_obj, "version", "dataset.", required=False),
-    )
-    kind = ctx.text(obj, "kind", required=False) or "eval"
-    if kind not in RUN_KINDS:
-        raise ctx.fail("kind", "one of " + ", ".join(RUN_KINDS), kind)
-    source = None
-    if obj.get("source") is not None:
-        source_obj = ctx.mapping(obj, "source")
-        source_format = ctx.text(source_obj, "format", "source.")
-        assert source_format is not None
-        source = SourceInfo(
-            format=source_format,
-            path=ctx.text(source_obj, "path", "source.", required=False),
-            sha256=ctx.text(source_obj, "sha256", "source.", required=False),
-        )
-    config_key = ctx.text(obj, "config_key", required=False) or derive_config_key(config, judge)
-    stated = []
-    for i, item in enumerate(ctx.listing(obj, "stated")):
-        prefix = f"stated[{i}]."
-        item = ctx.obj(item, f"stated[{i}]")
-        value = ctx.number(item, "value", prefix)
-        if value is not None and not 0.0 <= value <= 1.0:
-            raise ctx.fail(prefix + "value", "a number in [0, 1] (normalised) or null", value)
-        n = item.get("n")
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < 2**53):
-            raise ctx.fail(prefix + "n", "a count of cases (integer >= 0)", n)
-        stated.append(
-            StatedFigure(
-                metric=ctx.text(item, "metric", prefix) or "",
-                value=value,
-                raw=item.get("raw"),
-                statistic=ctx.text(item, "statistic", prefix, required=False),
-                scale=_scale(item.get("scale"), ctx, prefix + "scale"),
-                n=n,
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MB" if n % (1 << 20) == 0 else f"{n:,} bytes"
+
+
+def read_header_line(
+    handle: IO[bytes], path: str | Path, digest: Any = None
+) -> tuple[bytes, bytes]:
+    """(line 1, the bytes read after it): line 1 must fit the line cap."""
+    data = b""
+    while True:
+        block = handle.read(BLOCK_BYTES)
+        if digest is not None and block:
+            digest.update(block)
+        data += block
+        cut = data.find(b"\n")
+        if cut >= 0 or not block:
+            break
+        if len(data) > MAX_LINE_BYTES:
+            raise _too_long(path, 1)
+    if cut < 0:
+        cut = len(data)
+    if cut > MAX_LINE_BYTES:
+        raise _too_long(path, 1)
+    return data[: cut + 1], data[cut + 1 :]
+
+
+def parse_header(line: bytes, path: str | Path) -> tuple[HeaderLine, Any]:
+    """Line 1 decoded and checked: (the header, created_at as naive UTC)."""
+    if not line.strip():
+        raise RunFileError(path, "expected a run header on line 1, found an empty file", line=1)
+    line = line.removeprefix(_BOM)
+    try:
+        header = HEADER_DECODER.decode(line)
+        return header, check_header(header)
+    except DECODE_ERRORS as exc:
+        raise line_error(path, 1, explain(line, exc, header=True)) from None
+
+
+def split_lines(
+    handle: IO[bytes],
+    path: str | Path,
+    first: bytes,
+    offset: int,
+    *,
+    digest: Any = None,
+    drop_torn_tail: bool = False,
+) -> Iterator[Lines]:
+    """Blocks of lines from line 2 on, with their numbers and byte offsets (blank ones too).
+
+    `first` is what was already read after line 1, which started `offset` bytes earlier.
+    A last line without a newline is a line too, unless `drop_torn_tail` (a file that is
+    still being written, whose writer is mid-line).
+    """
+    number, at, block = 2, offset, first
+    while True:
+        data = handle.read(BLOCK_BYTES)
+        if digest is not None and data:
+            digest.update(data)
+        block = block + data if block else data
+        if data:
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                if len(block) > MAX_LINE_BYTES:
+                    raise _too_long(path, number)
+                continue
+            body, block = block[:cut], block[cut + 1 :]
+        elif not block:
+            return
+        else:  # the end: what is left is lines, the last one perhaps without its newline
+            body = block[:-1] if block.endswith(b"\n") else block
+            if drop_torn_tail and not block.endswith(b"\n"):
+                body = body[: body.rfind(b"\n") + 1]
+        lines = body.split(b"\n")
+        lengths = list(map(len, lines))
+        if max(lengths) > MAX_LINE_BYTES:
+            raise _too_long(
+                path, number + next(i for i, n in enumerate(lengths) if n > MAX_LINE_BYTES)
             )
+        # offset of line i: where the block starts + the lengths before it + their newlines
+        offsets = list(map(add, accumulate(lengths, initial=at), range(len(lines))))
+        yield Lines(lines, range(number, number + len(lines)), offsets, lengths)
+        number += len(lines)
+        at = offsets[-1] + lengths[-1] + 1
+        if not data:
+            return
+        if len(block) > MAX_LINE_BYTES:
+            raise _too_long(path, number)
+
+
+@dataclass
+class Lines:
+    """A block of lines of a run file: the lines, their numbers, offsets and lengths."""
+
+    lines: list[bytes]
+    numbers: Sequence[int]
+    offsets: list[int]
+    lengths: list[int]
+
+    def only(self, keep: list[int]) -> Lines:
+        return Lines(
+            [self.lines[i] for i in keep],
+            [self.numbers[i] for i in keep],
+            [self.offsets[i] for i in keep],
+            [self.lengths[i] for i in keep],
         )
+
+
+def decode_cases(block: Lines, path: str | Path, seen: set[str]) -> tuple[list[CaseLine], Lines]:
+    """The typed cases of a block, and the block without its blank lines. The first bad line
+    (or repeated case id) raises."""
+    decode = CASE_DECODER.decode
+    cases = []
+    blank = []
+    for i, line in enumerate(block.lines):
+        try:
+            case = decode(line)
+            check_case(case)
+        except DECODE_ERRORS as exc:
+            if not line.strip():
+                blank.append(i)
+                continue
+            case = _decode_slowly(line, exc, path, block.numbers[i])
+        cases.append(case)
+    if blank:
+        skip = set(blank)
+        block = block.only([i for i in range(len(block.lines)) if i not in skip])
+    ids = [c.case_id for c in cases]
+    unique = set(ids)
+    if len(unique) != len(ids) or not seen.isdisjoint(unique):
+        for case_id, number in zip(ids, block.numbers, strict=True):
+            if case_id in seen:
+                problem = LineProblem("case_id", "a case id unique within the run", case_id)
+                raise line_error(path, number, problem)
+            seen.add(case_id)
+    seen |= unique
+    return cases, block
+
+
+def _decode_slowly(line: bytes, exc: BaseException, path: str | Path, number: int) -> CaseLine:
+    if line.startswith(_BOM):  # a byte order mark (Python's json takes one, so do we)
+        try:
+            case = CASE_DECODER.decode(line[3:])
+            check_case(case)
+            return case
+        except DECODE_ERRORS as again:
+            line, exc = line[3:], again
+    raise line_error(path, number, explain(line, exc)) from None
+
+
+# ---------------------------------------------------------------- model objects
+
+
+def to_run(header: HeaderLine) -> Run:
+    config = dict(header.config or {})
+    judge = header.judge or _NO_JUDGE
+    judge_info = JudgeInfo(
+        model=judge.model, provider=judge.provider, prompt_hash=judge.prompt_hash
+    )
+    dataset = header.dataset
+    source = header.source
     return Run(
-        id=run_id,
-        name=ctx.text(obj, "name", required=False) or run_id,
-        created_at=created_at,
+        id=header.id,
+        name=header.name or header.id,
+        created_at=header.created_at,
         config=config,
-        config_key=config_key,
-        judge=judge,
-        dataset=dataset,
-        parent=ctx.text(obj, "parent", required=False),
-        kind=kind,
-        source=source,
-        stated=tuple(stated),
+        config_key=header.config_key or derive_config_key(config, judge_info),
+        judge=judge_info,
+        dataset=DatasetInfo() if dataset is None else DatasetInfo(dataset.name, dataset.version),
+        parent=header.parent,
+        kind=header.kind or "eval",
+        source=None if source is None else SourceInfo(source.format, source.path, source.sha256),
+        stated=tuple(
+            StatedFigure(f.metric, f.value, f.raw, f.statistic, f.scale, f.n)  # type: ignore[arg-type]
+            for f in header.stated or ()
+        ),
     )
 
 
-def parse_case(obj: Any, ctx: _Line) -> Case:
-    obj = ctx.obj(obj, None)
-    if "ragtui_run" in obj:
-        raise ctx.fail(None, "a case (the run header belongs on line 1 only)")
-    case_id = ctx.text(obj, "case_id")
-    assert case_id is not None
-    if not case_id.strip():
-        raise ctx.fail("case_id", "a non-empty case id", case_id)
-    contexts = []
-    for i, item in enumerate(ctx.listing(obj, "contexts")):
-        prefix = f"contexts[{i}]."
-        item = ctx.obj(item, f"contexts[{i}]")
-        rank = item.get("rank")
-        if rank is not None and (
-            isinstance(rank, bool) or not isinstance(rank, int) or not -(2**31) <= rank < 2**31
-        ):
-            raise ctx.fail(prefix + "rank", "a 32-bit integer", rank)
-        contexts.append(
-            Chunk(
-                id=ctx.text(item, "id", prefix) or "",
-                text=ctx.text(item, "text", prefix) or "",
-                source=ctx.text(item, "source", prefix, required=False),
-                rank=rank,
-                score=ctx.number(item, "score", prefix),
-            )
-        )
-    scores = {}
-    for metric, item in ctx.mapping(obj, "scores").items():
-        prefix = f"scores.{metric}."
-        item = ctx.obj(item, f"scores.{metric}")
-        value = ctx.number(item, "value", prefix, required=True)
-        assert value is not None
-        if not 0.0 <= value <= 1.0:
-            raise ctx.fail(prefix + "value", "a number in [0, 1] (normalised)", value)
-        scale = _scale(item.get("scale"), ctx, prefix + "scale")
-        scores[metric] = Score(
-            value=value,
-            raw=item.get("raw"),
-            label=ctx.text(item, "label", prefix, required=False),
-            scale=scale,
-            reason=ctx.text(item, "reason", prefix, required=False),
-            reply=ctx.text(item, "reply", prefix, required=False),
-            prompt_hash=ctx.text(item, "prompt_hash", prefix, required=False),
-            threshold=ctx.number(item, "threshold", prefix),
-        )
-    claims = []
-    for i, item in enumerate(ctx.listing(obj, "claims")):
-        prefix = f"claims[{i}]."
-        item = ctx.obj(item, f"claims[{i}]")
-        verdict = ctx.text(item, "verdict", prefix)
-        claim_metric = ctx.text(item, "metric", prefix) or ""
-        if is_faithfulness(claim_metric) and verdict not in VERDICTS:
-            raise ctx.fail(prefix + "verdict", "one of " + ", ".join(VERDICTS), verdict)
-        if not verdict or not verdict.strip():
-            raise ctx.fail(prefix + "verdict", "a verdict word", verdict)
-        chunk_ids = ctx.listing(item, "chunks", prefix)
-        if not all(isinstance(c, str) for c in chunk_ids):
-            raise ctx.fail(prefix + "chunks", "an array of chunk ids (strings)", chunk_ids)
-        claims.append(
-            Claim(
-                metric=claim_metric,
-                text=ctx.text(item, "text", prefix) or "",
-                verdict=verdict,
-                chunks=tuple(chunk_ids),
-                reason=ctx.text(item, "reason", prefix, required=False),
-            )
-        )
-    errors = ctx.mapping(obj, "errors")
-    for metric, message in errors.items():
-        if not isinstance(message, str):
-            raise ctx.fail(f"errors.{metric}", "an error message (string)", message)
-    human = ctx.mapping(obj, "human")
-    for metric in human:
-        value = ctx.number(human, metric, "human.", required=True)
-        assert value is not None
-        if not 0.0 <= value <= 1.0:
-            raise ctx.fail(f"human.{metric}", "a number in [0, 1]", value)
+class _NoJudge:
+    model = provider = prompt_hash = None
+
+
+_NO_JUDGE = _NoJudge()
+
+
+def to_case(c: CaseLine) -> Case:
     return Case(
-        case_id=case_id,
-        question=ctx.text(obj, "question") or "",
-        answer=ctx.text(obj, "answer") or "",
-        reference=ctx.text(obj, "reference", required=False),
-        contexts=tuple(contexts),
-        scores=scores,
-        claims=tuple(claims),
-        errors=dict(errors),
-        human=dict(human),
-        latency_ms=ctx.number(obj, "latency_ms"),
-        metadata=dict(ctx.mapping(obj, "metadata")),
-        cluster=ctx.text(obj, "cluster", required=False),
+        case_id=c.case_id,
+        question=c.question,
+        answer=c.answer,
+        reference=c.reference,
+        contexts=tuple(
+            Chunk(id=k.id, text=k.text, source=k.source, rank=k.rank, score=k.score)
+            for k in c.contexts or ()
+        ),
+        scores={
+            metric: Score(
+                value=s.value,
+                raw=s.raw,
+                label=s.label,
+                scale=s.scale,  # type: ignore[arg-type]
+                reason=s.reason,
+                reply=s.reply,
+                prompt_hash=s.prompt_hash,
+                threshold=s.threshold,
+            )
+            for metric, s in (c.scores or {}).items()
+        },
+        claims=tuple(
+            Claim(
+                metric=k.metric,
+                text=k.text,
+                verdict=k.verdict,
+                chunks=tuple(k.chunks or ()),
+                reason=k.reason,
+            )
+            for k in c.claims or ()
+        ),
+        errors=dict(c.errors or {}),
+        human=dict(c.human or {}),
+        latency_ms=c.latency_ms,
+        metadata=dict(c.metadata or {}),
+        cluster=c.cluster,
     )
+
+
+# ---------------------------------------------------------------- reading whole files
 
 
 def iter_run_file(path: str | Path) -> tuple[Run, Iterator[Case]]:
@@ -333,38 +372,23 @@ def iter_run_file(path: str | Path) -> tuple[Run, Iterator[Case]]:
 
     Raises RunFileError on the header at once and on a bad case line when it is reached.
     """
-    path = Path(path)
+    handle = open_run_file(path)
     try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise RunFileError(path, f"cannot be read ({exc.strerror})") from None
-    first = handle.readline()
-    if not first.strip():
-        handle.close()
-        raise RunFileError(path, "expected a run header on line 1, found an empty file", line=1)
-    ctx = _Line(str(path), 1)
-    try:
-        run = parse_header(_loads(first, ctx), ctx)
-    except RunFileError:
+        line, first = read_header_line(handle, path)
+        header, _ = parse_header(line, path)
+    except BaseException:
         handle.close()
         raise
-    return run, _iter_cases(handle, str(path), first.endswith(b"\n"))
+    return to_run(header), _iter_cases(handle, path, line, first)
 
 
-def _iter_cases(handle: IO[bytes], path: str, header_complete: bool) -> Iterator[Case]:
+def _iter_cases(handle: IO[bytes], path: str | Path, line: bytes, first: bytes) -> Iterator[Case]:
     seen: set[str] = set()
     with handle:
-        if not header_complete:
-            return
-        for number, raw in enumerate(handle, start=2):
-            if not raw.strip():
-                continue
-            ctx = _Line(path, number)
-            case = parse_case(_loads(raw, ctx), ctx)
-            if case.case_id in seen:
-                raise ctx.fail("case_id", "a case id unique within the run", case.case_id)
-            seen.add(case.case_id)
-            yield case
+        if not line.endswith(b"\n"):
+            return  # the header is the whole file
+        for block in split_lines(handle, path, first, len(line)):
+            yield from map(to_case, decode_cases(block, path, seen)[0])
 
 
 def read_run_file(path: str | Path) -> RunFile:
@@ -372,178 +396,24 @@ def read_run_file(path: str | Path) -> RunFile:
     return RunFile(run=run, cases=tuple(cases))
 
 
-# ---------------------------------------------------------------- writing
+def read_case_at(path: str | Path, offset: int, length: int, number: int) -> Case:
+    """One case, from the line at `offset` (as indexed): the index keeps no long texts."""
+    with open_run_file(path) as handle:
+        handle.seek(offset)
+        line = handle.read(length)
+    cases, _ = decode_cases(Lines([line], [number], [offset], [length]), path, set())
+    if not cases:
+        raise RunFileError(path, "expected a case, found a blank line", line=number)
+    return to_case(cases[0])
 
 
-def header_to_json(run: Run) -> dict[str, Any]:
-    return {
-        "ragtui_run": FORMAT_VERSION,
-        "id": run.id,
-        "name": run.name,
-        "created_at": run.created_at,
-        "config": dict(run.config),
-        "config_key": run.config_key or None,
-        "judge": {
-            "model": run.judge.model,
-            "provider": run.judge.provider,
-            "prompt_hash": run.judge.prompt_hash,
-        },
-        "dataset": {"name": run.dataset.name, "version": run.dataset.version},
-        "parent": run.parent,
-        "kind": run.kind,
-        "source": None
-        if run.source is None
-        else {"format": run.source.format, "path": run.source.path, "sha256": run.source.sha256},
-        **(
-            {
-                "stated": [
-                    _drop_none(
-                        {
-                            "metric": f.metric,
-                            "value": f.value,
-                            "raw": f.raw,
-                            "statistic": f.statistic,
-                            "scale": None if f.scale is None else list(f.scale),
-                            "n": f.n,
-                        }
-                    )
-                    for f in run.stated
-                ]
-            }
-            if run.stated
-            else {}
-        ),
-    }
+_WRITING = ("RunFileAppender", "write_run_file", "header_to_json", "case_to_json", "dumps_line")
 
 
-def case_to_json(case: Case) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "case_id": case.case_id,
-        "question": case.question,
-        "answer": case.answer,
-    }
-    if case.reference is not None:
-        out["reference"] = case.reference
-    if case.contexts:
-        out["contexts"] = [
-            _drop_none(
-                {"id": c.id, "text": c.text, "source": c.source, "rank": c.rank, "score": c.score}
-            )
-            for c in case.contexts
-        ]
-    if case.scores:
-        out["scores"] = {
-            metric: _drop_none(
-                {
-                    "value": s.value,
-                    "raw": s.raw,
-                    "label": s.label,
-                    "scale": None if s.scale is None else list(s.scale),
-                    "reason": s.reason,
-                    "reply": s.reply,
-                    "prompt_hash": s.prompt_hash,
-                    "threshold": s.threshold,
-                }
-            )
-            for metric, s in case.scores.items()
-        }
-    if case.claims:
-        out["claims"] = [
-            _drop_none(
-                {
-                    "metric": c.metric,
-                    "text": c.text,
-                    "verdict": c.verdict,
-                    "chunks": list(c.chunks),
-                    "reason": c.reason,
-                }
-            )
-            for c in case.claims
-        ]
-    if case.errors:
-        out["errors"] = dict(case.errors)
-    if case.human:
-        out["human"] = dict(case.human)
-    if case.latency_ms is not None:
-        out["latency_ms"] = case.latency_ms
-    if case.metadata:
-        out["metadata"] = dict(case.metadata)
-    if case.cluster is not None:
-        out["cluster"] = case.cluster
-    return out
+def __getattr__(name: str) -> Any:
+    """Writing lives in `runwrite` (which reads this module); its names are found here too."""
+    if name in _WRITING:
+        from ragtui.core import runwrite
 
-
-def _drop_none(obj: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in obj.items() if v is not None}
-
-
-def dumps_line(obj: Mapping[str, Any]) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n"
-
-
-def write_run_file(path: str | Path, run: Run, cases: Iterable[Case]) -> Path:
-    """Write atomically (temp file + rename), so a reader never sees half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX + ".part", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a run file is an ordinary file
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(dumps_line(header_to_json(run)))
-            for case in cases:
-                out.write(dumps_line(case_to_json(case)))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-class RunFileAppender:
-    """Appends cases one line at a time, flushed and fsynced, for batches that must survive a
-    killed process. Reopening an existing file resumes it: `done` lists the cases already there.
-    """
-
-    def __init__(self, path: str | Path, run: Run) -> None:
-        self.path = Path(path)
-        self.done: set[str] = set()
-        if self.path.exists():
-            self._truncate_partial_tail()
-            existing = read_run_file(self.path)
-            self.done = {c.case_id for c in existing.cases}
-            self._handle = self.path.open("a", encoding="utf-8")
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self.path.open("w", encoding="utf-8")
-            self._write(header_to_json(run))
-
-    def _truncate_partial_tail(self) -> None:
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            keep = data.rfind(b"\n") + 1
-            with self.path.open("r+b") as handle:
-                handle.truncate(keep)
-
-    def _write(self, obj: Mapping[str, Any]) -> None:
-        self._handle.write(dumps_line(obj))
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-
-    def append(self, case: Case) -> None:
-        self._write(case_to_json(case))
-        self.done.add(case.case_id)
-
-    def close(self) -> None:
-        self._handle.close()
-
-    def __enter__(self) -> RunFileAppender:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        return getattr(runwrite, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,46 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ragtui.core.model import Case
-from ragtui.core.store import Store
+from ragtui.core.store import RunRow, Store
 from ragtui.format import printable
 
 
-def run_rows(store: Store) -> tuple[list[dict[str, Any]], list[str]]:
-    """One dict per run (oldest first) with its per-metric means, and the metric names."""
-    means: dict[str, dict[str, float | None]] = {}
-    errors: dict[str, dict[str, int]] = {}
-    for row in store.run_means().to_pylist():
-        means.setdefault(row["run_id"], {})[row["metric"]] = row["mean"]
-        if row["n_errors"]:
-            errors.setdefault(row["run_id"], {})[row["metric"]] = row["n_errors"]
-    metrics = store.metrics()
-    rows = []
-    for run in store.runs().to_pylist():
-        rows.append(
-            {
-                "id": run["run_id"],
-                "created_at": run["created_at"].strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "name": run["name"],
-                "kind": run["kind"],
-                "config_key": run["config_key"],
-                "config": json.loads(run["config"]),
-                "generator": run["generator"],
-                "judge": run["judge_model"],
-                "judge_provider": run["judge_provider"],
-                "judge_prompt_hash": run["judge_prompt_hash"],
-                "dataset": run["dataset_name"],
-                "dataset_version": run["dataset_version"],
-                "parent": run["parent"],
-                "n_cases": run["n_cases"],
-                "means": means.get(run["run_id"], {}),
-                "errors": errors.get(run["run_id"], {}),
-                "file": run["file_path"],
-            }
-        )
-    return rows, metrics
+def run_rows(store: Store) -> tuple[list[RunRow], list[str]]:
+    """Every run (oldest first) as a typed row with its per-metric means, and the metrics
+    (those scored per case, and those only stated by summary-only runs)."""
+    rows = store.run_rows()
+    metrics = set(store.metrics())
+    for row in rows:
+        metrics.update(row.listed_means)
+    return rows, sorted(metrics)
 
 
 def case_lines(case: Case) -> list[str]:

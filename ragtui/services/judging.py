@@ -104,8 +104,7 @@ def plan_batch(
     if case_ids:
         cases = len(case_ids)
     else:
-        runs = store.runs()
-        cases = next(r["n_cases"] for r in runs.to_pylist() if r["run_id"] == run_id)
+        cases = next(r.n_cases for r in store.run_rows() if r.id == run_id)
     return BatchPlan(run_id, store.run(run_id).name, judge, names, cases, times)
 
 

@@ -143,10 +143,8 @@ def refresh_workspace(workspace: Workspace) -> FolderChanges:
     file): what the live folder watch and the `r` key run. Call it off the UI thread."""
     _, notices = import_foreign_files(workspace.folder, **_import_options(workspace.config))
     report = workspace.store.refresh()
-    by_path = {
-        str(Path(r["file_path"]).resolve()): r["run_id"] for r in workspace.store.runs().to_pylist()
-    }
-    changed = [by_path[key] for p in report.indexed if (key := str(Path(p).resolve())) in by_path]
+    by_path = {row.file.resolve(): row.id for row in workspace.store.run_rows()}
+    changed = [by_path[key] for p in report.indexed if (key := Path(p).resolve()) in by_path]
     return FolderChanges(
         changed=changed,
         removed=list(report.removed),

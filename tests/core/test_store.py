@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from ragtui.core import fastindex, tables
+from ragtui.core import committer, tables
 from ragtui.core.errors import RunNotFoundError
 from ragtui.core.store import INDEX_NAME, Store
 from tests.core.runs_factory import make_run
@@ -23,7 +23,7 @@ def _content(store: Store) -> dict[str, list]:
     """Everything indexed, minus paths and timestamps of indexing, for equality checks."""
     cur = store._cursor()
     out = {}
-    for table in ("runs", "cases", "chunks", "scores", "claims", "human"):
+    for table in ("runs", "cases", "scores", "human", "stated"):
         rows = cur.execute(f"SELECT * FROM {table}").fetchall()
         out[table] = sorted(map(repr, rows))
     return out
@@ -110,54 +110,58 @@ def test_truncated_file_is_not_half_indexed(tmp_path: Path) -> None:
 
 
 def _assert_index_empty(store: Store) -> None:
-    for table in ("runs", "cases", "chunks", "scores", "claims", "files"):
+    for table in ("runs", "cases", "scores", "human", "stated", "files"):
         assert store._cursor().execute(f"SELECT count(*) FROM {table}").fetchone() == (0,), table
 
 
-def test_crash_inside_the_python_path_leaves_no_partial_run(
+def test_a_crash_while_indexing_is_that_files_error_and_leaves_no_partial_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     make_run(tmp_path, "crash-1", n=10)
-    real_insert = tables.insert_columns
-    calls = {"n": 0}
+    make_run(tmp_path, "fine-1", n=3)
+    real_insert = committer._insert_all
+    calls: list[str] = []
 
-    def exploding_insert(cur, table, columns):  # type: ignore[no-untyped-def]
-        calls["n"] += 1
-        if table == "scores":
+    def exploding_insert(cur, table, parts):  # type: ignore[no-untyped-def]
+        calls.append(table)
+        if table == "scores" and any("crash-1" in p.column("run_id").to_pylist() for p in parts):
             raise RuntimeError("disk on fire")
-        real_insert(cur, table, columns)
+        real_insert(cur, table, parts)
 
-    monkeypatch.setattr(
-        fastindex, "index_cases", lambda cur, path, run_id, checkpoint: None
-    )  # Python path
-    monkeypatch.setattr(tables, "insert_columns", exploding_insert)
+    monkeypatch.setattr(committer, "_insert_all", exploding_insert)
     with Store.open(tmp_path, refresh=False) as store:
-        with pytest.raises(RuntimeError, match="disk on fire"):
-            store.refresh()
-        assert calls["n"] >= 2  # cases and chunks were inserted before the failure...
-        _assert_index_empty(store)
+        report = store.refresh()
+        assert "cases" in calls  # the cases were inserted before the failure...
+        assert [str(e) for e in report.failed] == [
+            f"{tmp_path / 'crash-1.ragtui.jsonl'}: could not be indexed (RuntimeError: disk on fire)"
+        ]
+        assert store.runs().column("run_id").to_pylist() == ["fine-1"]  # the other file is in
+        assert store.cases("crash-1").num_rows == 0  # ...and rolled back
+        assert store.scores(["crash-1"]).num_rows == 0
     monkeypatch.undo()
-    with Store.open(tmp_path) as store:  # ...and the next start indexes it whole
+    with Store.open(tmp_path) as store:  # the next start indexes it whole
         assert store.cases("crash-1").num_rows == 10
 
 
-def test_crash_after_the_fast_path_inserted_rows_leaves_no_partial_run(
+def test_a_crash_inside_a_big_files_transaction_leaves_no_partial_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     make_run(tmp_path, "crash-2", n=10)
-    real = fastindex.index_cases
+    monkeypatch.setattr(committer, "GROUP_BYTES", 0)  # a "big" file: committed alone
+    real = tables.insert
     inserted = {}
 
-    def index_then_crash(cur, path, run_id, checkpoint):  # type: ignore[no-untyped-def]
-        inserted["n"] = real(cur, path, run_id, checkpoint)
-        inserted["rows"] = cur.execute("SELECT count(*) FROM scores").fetchone()[0]
-        raise RuntimeError("killed mid-transaction")
+    def insert_then_crash(cur, table, batch, run_id):  # type: ignore[no-untyped-def]
+        real(cur, table, batch, run_id)
+        if table == "scores":
+            inserted["rows"] = cur.execute("SELECT count(*) FROM scores").fetchone()[0]
+            raise RuntimeError("killed mid-transaction")
 
-    monkeypatch.setattr(fastindex, "index_cases", index_then_crash)
+    monkeypatch.setattr(tables, "insert", insert_then_crash)
     with Store.open(tmp_path, refresh=False) as store:
-        with pytest.raises(RuntimeError, match="killed mid-transaction"):
-            store.refresh()
-        assert inserted == {"n": 10, "rows": 20}  # the rows existed inside the transaction
+        report = store.refresh()
+        assert "killed mid-transaction" in str(report.failed[0])
+        assert inserted == {"rows": 20}  # the rows existed inside the transaction
         _assert_index_empty(store)
 
 
@@ -191,7 +195,7 @@ def test_second_process_gets_a_read_only_private_index(tmp_path: Path) -> None:
         assert store.runs().num_rows == 1  # the first process is unaffected
 
 
-def test_corrupt_index_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
+def test_random_bytes_index_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
     make_run(tmp_path, "r-1")
     (tmp_path / INDEX_NAME).write_bytes(os.urandom(8192))
     with Store.open(tmp_path) as store:
@@ -294,3 +298,38 @@ def test_judge_cache_round_trip(tmp_path: Path) -> None:
         assert store.cache_get("k") == "YES"
     with Store.open(tmp_path) as store:
         assert store.cache_get("k") == "YES"
+
+
+@pytest.mark.parametrize("group_bytes", [0, 1 << 30])  # every file alone / all in one group
+def test_decoding_beside_committing_indexes_what_one_thread_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group_bytes: int
+) -> None:
+    from ragtui.core import indexer, runfile
+    from ragtui.core.synthetic import write_synthetic_history
+    from tests.core.index_helpers import content
+
+    monkeypatch.setattr(committer, "GROUP_BYTES", group_bytes)
+    monkeypatch.setattr(runfile, "BLOCK_BYTES", 4096)  # several blocks per file
+    source = tmp_path / "source"
+    write_synthetic_history(source, runs=5, cases=12)
+    shutil.copy(source / "synthetic-0001.ragtui.jsonl", source / "twin.ragtui.jsonl")  # a clash
+    broken = (source / "synthetic-0002.ragtui.jsonl").read_text().splitlines()
+    broken[0] = broken[0].replace('"synthetic-0002"', '"broken-1"')
+    broken[7] = broken[7].replace('"case_id": "case-000006"', '"case_id": 6')
+    (source / "zbroken.ragtui.jsonl").write_text("\n".join(broken) + "\n")
+    results = {}
+    for overlap in (False, True):
+        folder = tmp_path / f"overlap-{overlap}"
+        shutil.copytree(source, folder)
+        monkeypatch.setattr(indexer, "PIPELINE_BYTES", 0 if overlap else 1 << 62)
+        with Store.open(folder) as store:
+            problems = sorted(str(p).replace(str(folder), "<folder>") for p in store.problems)
+            results[overlap] = (content(store), problems)
+    assert results[True] == results[False]
+    runs, problems = results[True][0]["runs"], results[True][1]
+    assert len(runs) == 5
+    assert problems == [
+        "<folder>/twin.ragtui.jsonl:1: field 'id': run id 'synthetic-0001' is already used by "
+        "<folder>/synthetic-0001.ragtui.jsonl",
+        "<folder>/zbroken.ragtui.jsonl:8: field 'case_id': expected a string, found int 6",
+    ]

@@ -191,8 +191,8 @@ async def test_a_run_file_being_written_shows_up_and_grows_without_a_restart(
             raise AssertionError("the Runs screen did not follow the file")
 
         def n_cases() -> int | None:
-            rows = [r.run for r in app.screen.rows if r.run["id"] == "live"]
-            return rows[0]["n_cases"] if rows else None
+            rows = [r.run for r in app.screen.rows if r.run.id == "live"]
+            return rows[0].n_cases if rows else None
 
         await until(lambda: "live" in table.shown_runs() and n_cases() == 2)
         with path.open("a", encoding="utf-8") as handle:

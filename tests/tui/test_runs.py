@@ -286,15 +286,33 @@ def test_sparkline_on_a_shared_scale() -> None:
 
 
 def test_group_rows_orders_reruns_together_with_their_history() -> None:
+    from ragtui.core.store import RunRow
     from ragtui.format import short_metric
     from ragtui.tui.widgets.run_table import group_rows
 
-    def run(run_id: str, key: str, mean: float | None) -> dict:
-        return {"id": run_id, "config_key": key, "means": {"m": mean}}
+    def run(run_id: str, key: str, mean: float | None) -> RunRow:
+        return RunRow(
+            id=run_id,
+            name=run_id,
+            created_at="2026-11-20T10:00:00Z",
+            kind="eval",
+            config_key=key,
+            config={},
+            generator=None,
+            judge=None,
+            judge_provider=None,
+            judge_prompt_hash=None,
+            dataset=None,
+            dataset_version=None,
+            parent=None,
+            n_cases=1,
+            file=Path(f"{run_id}.ragtui.jsonl"),
+            means={"m": mean},
+        )
 
     runs = [run("a1", "A", 0.5), run("b1", "B", 0.9), run("a2", "A", None), run("a3", "A", 0.7)]
     rows = group_rows(runs, ["m"])
-    assert [r.run["id"] for r in rows] == ["a1", "a2", "a3", "b1"]
+    assert [r.run.id for r in rows] == ["a1", "a2", "a3", "b1"]
     assert [r.glyph for r in rows] == ["┌", "├", "└", "─"]
     assert rows[2].history["m"] == [0.5, None, 0.7] and rows[3].history["m"] == [0.9]
     assert short_metric("context_precision") == "ctx prec"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import events, on, work
@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, LoadingIndicator, Static
 
 from ragtui.core.runfile import SUFFIX
+from ragtui.core.store import RunRow as IndexedRun
 from ragtui.core.store import Store
 from ragtui.core.views import run_rows
 from ragtui.format import printable
@@ -140,7 +141,7 @@ class RunsScreen(Screen[None]):
 
     def _loaded(self, rows: list[RunRow], metrics: list[str]) -> None:
         self.rows, self.metrics, self.loaded = rows, metrics, True
-        known = {r.run["id"] for r in rows}
+        known = {r.run.id for r in rows}
         self.marks = {k: v for k, v in self.marks.items() if k in known}
         self.query_one(LoadingIndicator).display = False
         self.table.display = True
@@ -180,7 +181,7 @@ class RunsScreen(Screen[None]):
             out.append(printable(run_id) if run_id else "—", style="" if run_id else "dim")
             out.append("   ")
         shown = self.table.row_count
-        groups = len({r.run["config_key"] for r in self.rows})
+        groups = len({r.run.config_key for r in self.rows})
         count = f"{shown} of {len(self.rows)} runs" if self.needle else f"{len(self.rows)} runs"
         out.append(f"{count} in {groups} configs", style="dim")
         if self.needle:  # before the legend, so a narrow terminal still shows it
@@ -280,8 +281,8 @@ class RunsScreen(Screen[None]):
 
     @on(RunTable.RowHighlighted, "#runs")
     def _highlighted(self, event: RunTable.RowHighlighted) -> None:
-        run = next((r.run for r in self.rows if r.run["id"] == event.row_key.value), None)
-        group = [r.run for r in self.rows if run and r.run["config_key"] == run["config_key"]]
+        run = next((r.run for r in self.rows if r.run.id == event.row_key.value), None)
+        group = [r.run for r in self.rows if run and r.run.config_key == run.config_key]
         detail = run_detail(run, self.metrics, self.folder, group) if run else ""
         self.query_one("#run-detail", Static).update(detail)
 
@@ -289,9 +290,7 @@ class RunsScreen(Screen[None]):
         self.action_open_run()
 
 
-def run_detail(
-    run: dict[str, Any], metrics: list[str], folder: Path, group: list[dict[str, Any]]
-) -> Text:
+def run_detail(run: IndexedRun, metrics: list[str], folder: Path, group: list[IndexedRun]) -> Text:
     """The highlighted run in full: ids, config, judge, dataset, file, per-metric counts,
     and how far the reruns of its config (`group`, itself included) spread apart."""
     out = Text(no_wrap=True, overflow="ellipsis")
@@ -301,24 +300,24 @@ def run_detail(
         out.append(printable("—" if value in (None, "") else str(value)))
         out.append(end)
 
-    field("run", run["id"], "   ")
-    field("name", run["name"], "   ")
-    field("kind", run["kind"], "   ")
-    field("created", run["created_at"], "   ")
-    field("parent", run["parent"])
-    field("config", run["config_key"], "   ")
-    config = ", ".join(f"{k}={v}" for k, v in sorted(run["config"].items()))
+    field("run", run.id, "   ")
+    field("name", run.name, "   ")
+    field("kind", run.kind + (" (in progress)" if run.in_progress else ""), "   ")
+    field("created", run.created_at, "   ")
+    field("parent", run.parent)
+    field("config", run.config_key, "   ")
+    config = ", ".join(f"{k}={v}" for k, v in sorted(run.config.items()))
     field("", config)
-    field("judge", run["judge"], "   ")
-    field("provider", run["judge_provider"], "   ")
-    field("prompt", run["judge_prompt_hash"], "   ")
-    field("dataset", " ".join(x for x in (run["dataset"], run["dataset_version"]) if x))
+    field("judge", run.judge, "   ")
+    field("provider", run.judge_provider, "   ")
+    field("prompt", run.judge_prompt_hash, "   ")
+    field("dataset", " ".join(x for x in (run.dataset, run.dataset_version) if x))
     # relative to the folder: shorter, and the same on every machine
-    path, root = Path(run["file"]).resolve(), folder.resolve()
+    path, root = run.file.resolve(), folder.resolve()
     field("file", path.relative_to(root) if path.is_relative_to(root) else path)
     for m in metrics:
-        mean = run["means"].get(m)
-        errors = run["errors"].get(m, 0)
+        mean = run.listed_means.get(m)
+        errors = run.errors.get(m, 0)
         out.append(f"{printable(m)} ", style="bold")
         out.append("—" if mean is None else f"{100 * mean:.1f}")
         if errors:
@@ -328,7 +327,7 @@ def run_detail(
         out.append(f"\nreruns of this config ({len(group)}) differ by: ", style="dim")
         first = True
         for m in metrics:
-            means = [r["means"][m] for r in group if r["means"].get(m) is not None]
+            means = [r.means[m] for r in group if r.means.get(m) is not None]
             if len(means) < 2:
                 continue
             spread = 100 * (max(means) - min(means))

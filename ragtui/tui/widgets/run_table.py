@@ -1,6 +1,6 @@
 """The Runs table: runs grouped by config (reruns together), means with sparklines, A/B marks.
 
-The row model (`group_rows`) is plain Python over `run_rows()` dicts so it is cheap to test;
+The row model (`group_rows`) is plain Python over `run_rows()`'s typed rows, cheap to test;
 `RunTable` renders it. Runs are few (tens to hundreds), so Textual's own DataTable is enough
 here and lets cells carry colour.
 """
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rich.text import Text
 from textual import events
 from textual.message import Message
 from textual.widgets import DataTable
 
+from ragtui.core.store import RunRow as IndexedRun
 from ragtui.format import printable, short_metrics
 from ragtui.tui.widgets.sparkline import sparkline
 
@@ -25,7 +25,7 @@ MARK_STYLES = {"A": "bold black on green", "B": "bold black on magenta"}
 
 @dataclass(frozen=True)
 class RunRow:
-    run: dict[str, Any]  # one run_rows() dict
+    run: IndexedRun  # one run_rows() row
     group: int  # index of its config group, in display order
     position: int  # 0-based place inside the group
     size: int  # runs in the group
@@ -40,29 +40,29 @@ class RunRow:
         return "└" if self.position == self.size - 1 else "├"
 
 
-def group_rows(runs: Sequence[dict[str, Any]], metrics: Sequence[str]) -> list[RunRow]:
+def group_rows(runs: Sequence[IndexedRun], metrics: Sequence[str]) -> list[RunRow]:
     """Runs ordered by config group (groups by their first run's date), dates within a group.
 
     `runs` come oldest first (as `run_rows` returns them); the order is stable for equal dates.
     """
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[IndexedRun]] = {}
     for run in runs:
-        groups.setdefault(run["config_key"], []).append(run)
+        groups.setdefault(run.config_key, []).append(run)
     out: list[RunRow] = []
     for g, members in enumerate(groups.values()):
         for i, run in enumerate(members):
-            history = {m: [r["means"].get(m) for r in members[: i + 1]] for m in metrics}
+            history = {m: [r.listed_means.get(m) for r in members[: i + 1]] for m in metrics}
             out.append(RunRow(run, g, i, len(members), history))
     return out
 
 
 def metric_ranges(
-    runs: Iterable[dict[str, Any]], metrics: Sequence[str]
+    runs: Iterable[IndexedRun], metrics: Sequence[str]
 ) -> dict[str, tuple[float, float]]:
     """Each metric's (min, max) mean over all runs: the shared sparkline scale."""
     ranges = {}
     for m in metrics:
-        values = [r["means"][m] for r in runs if r["means"].get(m) is not None]
+        values = [v for r in runs if (v := r.listed_means.get(m)) is not None]
         if values:
             ranges[m] = (min(values), max(values))
     return ranges
@@ -73,7 +73,8 @@ def matches(row: RunRow, needle: str) -> bool:
         return True
     run = row.run
     hay = " ".join(
-        str(run.get(k) or "") for k in ("id", "name", "config_key", "judge", "kind", "created_at")
+        str(v or "")
+        for v in (run.id, run.name, run.config_key, run.judge, run.kind, run.created_at)
     )
     return needle.casefold() in hay.casefold()
 
@@ -114,7 +115,7 @@ class RunTable(DataTable):
         for key, label in headers:
             self.add_column(label, key=key)
         for row, cells in zip(shown, body, strict=True):
-            self.add_row(*cells, key=row.run["id"])
+            self.add_row(*cells, key=row.run.id)
         if keep is not None and keep in self.rows:
             self.move_cursor(row=self.get_row_index(keep))
         return layout
@@ -173,24 +174,27 @@ def _cells(
         run = row.run
         style = GROUP_STYLES[row.group % len(GROUP_STYLES)]
         name = Text(row.glyph + " ", style=style)
-        name.append(printable(run["name"]))
+        name.append(printable(run.name))
         if row.position == 0 and row.size > 1:
             name.append(f" ×{row.size}", style=f"bold {style}")
-        mark = marks.get(run["id"], "")
+        mark = marks.get(run.id, "")
         values = {
             "mark": Text(mark, style=MARK_STYLES.get(mark, "")),
-            "date": Text(run["created_at"][5:10] if compact else run["created_at"][:10]),
+            "date": Text(run.created_at[5:10] if compact else run.created_at[:10]),
             "run": name,
-            "kind": Text(run["kind"], style="" if run["kind"] == "eval" else "dim"),
-            "config": Text(printable(run["config_key"]), style=style),
-            "judge": Text(printable(run["judge"] or "—")),
-            "N": Text(str(run["n_cases"]), justify="right"),
+            "kind": Text(
+                "running" if run.in_progress else run.kind,
+                style="bold yellow" if run.in_progress else "" if run.kind == "eval" else "dim",
+            ),
+            "config": Text(printable(run.config_key), style=style),
+            "judge": Text(printable(run.judge or "—")),
+            "N": Text(str(run.n_cases), justify="right"),
         }
         cells = [values[k] for k in keys]
         for m in metrics:
-            cells.append(_mean_cell(run["means"].get(m), row.history[m], ranges.get(m), spark))
+            cells.append(_mean_cell(run.listed_means.get(m), row.history[m], ranges.get(m), spark))
         if not compact:
-            errors = sum(run["errors"].values())
+            errors = sum(run.errors.values())
             cells.append(Text(str(errors) if errors else "", style="bold red", justify="right"))
         body.append(cells)
     return headers, body

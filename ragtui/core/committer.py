@@ -1,0 +1,399 @@
+"""Committing decoded run files into the index, never half a file.
+
+Small files are committed a group at a time (one transaction, a handful of statements for
+all of them): DuckDB spends milliseconds per statement and per commit, which is most of the
+time for a folder of small runs. Their data was fully decoded and checked before, so a group
+fails only when the index does. A big file goes alone; one over CHUNKED_BYTES commits piece
+by piece under a pending mark, invisible until its last piece.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pyarrow as pa
+
+from ragtui.core import tables
+from ragtui.core.errors import RagtuiError, RunFileError, shown_path
+
+if TYPE_CHECKING:
+    from ragtui.core.store import Store
+
+GROUP_BYTES = 16 << 20  # run files up to this size are committed together, up to this much
+
+Done = Callable[[Path, str | None, RagtuiError | None], None]
+
+
+def key(path: Path) -> bytes:
+    """A path as the index keys it: its bytes, whatever their encoding."""
+    return os.fsencode(path)
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What must stay equal for a file to count as unchanged."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileState:
+        return cls(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+@dataclass
+class Head:
+    """What a run file's header line gives, before its cases."""
+
+    path: Path
+    run_id: str
+    row: list[Any]  # the runs row up to file_path
+    stated: pa.Table | None
+    state: FileState
+    read_ns: int
+    in_progress: bool
+    chunked: bool
+    created_text: str
+
+
+@dataclass
+class Tail:
+    n_cases: int
+    sha256: str
+
+
+Piece = Head | dict[str, pa.Table] | Tail
+
+
+class Failed(Exception):
+    """The error of one file, carried from the decoding thread to the committing one."""
+
+    def __init__(self, error: RagtuiError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class DataFault(Exception):
+    """DuckDB (or the code before it) refused a transaction's data rather than failing itself."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def file_error(path: Path, exc: BaseException) -> RagtuiError:
+    """Any exception while indexing one file, as that file's error."""
+    if isinstance(exc, RagtuiError):
+        return exc
+    detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+    name = type(exc).__name__
+    return RunFileError(path, f"could not be indexed ({name}{': ' if detail else ''}{detail})")
+
+
+def is_file_fault(exc: BaseException) -> bool:
+    """An error caused by one file's data, not by the index (a full disk, a damaged index)."""
+    if not isinstance(exc, duckdb.Error):
+        return isinstance(exc, Exception)
+    return isinstance(
+        exc,
+        duckdb.ConversionException
+        | duckdb.InvalidInputException
+        | duckdb.ConstraintException
+        | duckdb.OutOfRangeException,
+    )
+
+
+@dataclass
+class Rows:
+    head: Head
+    tail: Tail = field(default_factory=lambda: Tail(0, ""))
+    batches: dict[str, list[pa.Table]] = field(default_factory=dict)
+
+
+_RUNS = pa.schema(
+    [(name, pa.string()) for name in ("run_id", "name")]
+    + [("created_at", pa.timestamp("us"))]
+    + [
+        (name, pa.string())
+        for name in (
+            "kind",
+            "config_key",
+            "config",
+            "generator",
+            "judge_model",
+            "judge_provider",
+            "judge_prompt_hash",
+            "dataset_name",
+            "dataset_version",
+            "parent",
+            "source_format",
+            "source_path",
+            "source_sha256",
+        )
+    ]
+    + [
+        ("file_path", pa.binary()),
+        ("n_cases", pa.int32()),
+        ("in_progress", pa.bool_()),
+        ("created_at_text", pa.string()),
+    ]
+)
+_FILES = pa.schema(
+    [
+        ("path", pa.binary()),
+        ("size", pa.int64()),
+        ("mtime_ns", pa.int64()),
+        ("ctime_ns", pa.int64()),
+        ("inode", pa.uint64()),
+        ("sha256", pa.string()),
+        ("run_id", pa.string()),
+        ("in_progress", pa.bool_()),
+        ("read_ns", pa.int64()),
+    ]
+)
+
+
+def _runs_row(head: Head, tail: Tail) -> list[Any]:
+    return [*head.row, tail.n_cases, head.in_progress, head.created_text]
+
+
+def _files_row(head: Head, tail: Tail) -> list[Any]:
+    s = head.state
+    return [
+        key(head.path),
+        s.size,
+        s.mtime_ns,
+        s.ctime_ns,
+        s.inode,
+        tail.sha256,
+        head.run_id,
+        head.in_progress,
+        head.read_ns,
+    ]
+
+
+def _table(rows: list[list[Any]], schema: pa.Schema) -> pa.Table:
+    return pa.Table.from_arrays(
+        [
+            pa.array(column, f.type)
+            for column, f in zip(zip(*rows, strict=True), schema, strict=True)
+        ],
+        schema=schema,
+    )
+
+
+class Committer:
+    """Takes decoded files one after another and commits them, grouped or alone."""
+
+    def __init__(self, store: Store, on_done: Done) -> None:
+        self.store = store
+        self.cur = store._cursor()
+        self.on_done = on_done
+        self.group: list[Rows] = []
+        self.group_bytes = 0
+
+    def take(self, path: Path, stream: Iterator[Piece], *, drain: bool) -> None:
+        """One file's pieces (a Failed raised by `stream` is the file's error). After a
+        failure of a big file, `drain` reads what the decoder still sends of it."""
+        try:
+            head = next(stream)
+            assert isinstance(head, Head)
+            if head.chunked or head.state.size > GROUP_BYTES:
+                self.flush()
+                self._alone(head, stream)
+                self.on_done(path, head.run_id, None)
+                return
+            rows = Rows(head)
+            for piece in stream:
+                if isinstance(piece, Tail):
+                    rows.tail = piece
+                else:
+                    for table, batch in piece.items():  # type: ignore[union-attr]
+                        rows.batches.setdefault(table, []).append(batch)
+        except Failed as failed:
+            try:
+                if drain:
+                    for _ in stream:
+                        pass
+            except Failed:
+                pass
+            self._failed(path, failed.error)
+            return
+        self.group.append(rows)
+        self.group_bytes += head.state.size
+        if self.group_bytes >= GROUP_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        group, self.group, self.group_bytes = self.group, [], 0
+        if not group:
+            return
+        try:
+            failed = self._transaction(lambda: self._write_group(group))
+        except DataFault as fault:
+            if len(group) == 1:
+                self._failed(group[0].head.path, file_error(group[0].head.path, fault.cause))
+                return
+            # Not expected (the files were checked): find the file by committing one by one.
+            for rows in group:
+                self.group = [rows]
+                self.flush()
+            return
+        for rows in group:
+            head = rows.head
+            error = failed.get(head.run_id + "\0" + str(head.path))
+            if error is None:
+                self.on_done(head.path, head.run_id, None)
+            else:
+                self._failed(head.path, error)
+
+    def _failed(self, path: Path, error: RagtuiError) -> None:
+        """A file that no longer holds a valid run: its earlier run leaves the index too."""
+        self.store._forget_file(key(path))
+        self.on_done(path, None, error)
+
+    def _transaction(self, work: Callable[[], Any], *, chunked: bool = False) -> Any:
+        cur = self.cur
+        with self.store._write_lock:
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                result = work()
+                cur.execute("COMMIT")
+                return result
+            except BaseException as exc:
+                try:
+                    cur.execute("ROLLBACK")
+                    if chunked:
+                        discard_pending(cur)
+                except duckdb.Error:
+                    pass  # the index itself failed: the store hears of it from `exc`
+                if isinstance(exc, Failed) or not is_file_fault(exc):
+                    raise
+                raise DataFault(exc) from exc
+
+    def _write_group(self, group: list[Rows]) -> dict[str, RagtuiError]:
+        cur = self.cur
+        paths = [key(r.head.path) for r in group]
+        old = [
+            r[0]
+            for r in cur.execute(
+                "SELECT run_id FROM files WHERE list_contains(?, path) AND run_id IS NOT NULL",
+                [paths],
+            ).fetchall()
+        ]
+        if old:
+            for table in (*tables.RUN_TABLES, "runs"):
+                cur.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [old])
+        cur.execute("DELETE FROM files WHERE list_contains(?, path)", [paths])
+        taken = {
+            r[0]: shown_path(os.fsdecode(r[1]))
+            for r in cur.execute(
+                "SELECT run_id, file_path FROM runs WHERE list_contains(?, run_id)",
+                [[r.head.run_id for r in group]],
+            ).fetchall()
+        }
+        failed: dict[str, RagtuiError] = {}
+        kept = []
+        for rows in group:
+            head = rows.head
+            if head.run_id in taken:
+                failed[head.run_id + "\0" + str(head.path)] = _clash(head, taken[head.run_id])
+                continue
+            taken[head.run_id] = shown_path(head.path)
+            kept.append(rows)
+        if not kept:
+            return failed
+        for table in sorted({t for r in kept for t in r.batches}):
+            parts = [
+                _with_run_id(batch, r.head.run_id)
+                for r in kept
+                for batch in r.batches.get(table, ())
+            ]
+            _insert_all(cur, table, parts)
+        stated = [_with_run_id(r.head.stated, r.head.run_id) for r in kept if r.head.stated]
+        _insert_all(cur, "stated", stated)
+        _insert_all(cur, "runs", [_table([_runs_row(r.head, r.tail) for r in kept], _RUNS)])
+        _insert_all(cur, "files", [_table([_files_row(r.head, r.tail) for r in kept], _FILES)])
+        return failed
+
+    def _alone(self, head: Head, stream: Iterator[Piece]) -> None:
+        """One big file in its own transaction (or, over CHUNKED_BYTES, in pieces)."""
+        cur = self.cur
+
+        def work() -> None:
+            old = cur.execute(
+                "SELECT run_id FROM files WHERE path = ?", [key(head.path)]
+            ).fetchone()
+            if old is not None and old[0]:
+                tables.delete_run(cur, old[0])
+            clash = cur.execute(
+                "SELECT file_path FROM runs WHERE run_id = ?", [head.run_id]
+            ).fetchone()
+            if clash is not None:
+                raise Failed(_clash(head, shown_path(os.fsdecode(clash[0]))))
+            if head.chunked:
+                # The pieces commit one by one; until the last the run has no runs row (it is
+                # invisible) and the pending mark lets a failure or a kill drop them.
+                cur.execute("INSERT OR REPLACE INTO meta VALUES ('pending_run', ?)", [head.run_id])
+            if head.stated is not None:
+                tables.insert(cur, "stated", head.stated, head.run_id)
+            tail = Tail(0, "")
+            for piece in stream:
+                if isinstance(piece, Tail):
+                    tail = piece
+                    continue
+                for table, batch in piece.items():  # type: ignore[union-attr]
+                    tables.insert(cur, table, batch, head.run_id)
+                if head.chunked:
+                    cur.execute("COMMIT")
+                    cur.execute("BEGIN TRANSACTION")
+            cur.execute("DELETE FROM files WHERE path = ?", [key(head.path)])
+            _insert_all(cur, "runs", [_table([_runs_row(head, tail)], _RUNS)])
+            _insert_all(cur, "files", [_table([_files_row(head, tail)], _FILES)])
+            cur.execute("DELETE FROM meta WHERE key = 'pending_run'")
+
+        try:
+            self._transaction(work, chunked=head.chunked)
+        except DataFault as fault:
+            raise Failed(file_error(head.path, fault.cause)) from None
+
+
+def _clash(head: Head, other: str) -> RunFileError:
+    return RunFileError(
+        head.path, f"run id {head.run_id!r} is already used by {other}", line=1, field="id"
+    )
+
+
+def _with_run_id(batch: pa.Table, run_id: str) -> pa.Table:
+    return batch.add_column(0, "run_id", pa.array([run_id] * batch.num_rows, pa.string()))
+
+
+def _insert_all(cur: duckdb.DuckDBPyConnection, table: str, parts: list[pa.Table]) -> None:
+    parts = [p for p in parts if p.num_rows]
+    if not parts:
+        return
+    batch = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    cur.register("_rows", batch)
+    try:
+        cur.execute(f"INSERT INTO {table} SELECT * FROM _rows")
+    finally:
+        cur.unregister("_rows")
+
+
+def discard_pending(cur: duckdb.DuckDBPyConnection) -> None:
+    """Drop the committed pieces of a huge file whose indexing failed or was killed."""
+    row = cur.execute("SELECT value FROM meta WHERE key = 'pending_run'").fetchone()
+    if row is None:
+        return
+    cur.execute("BEGIN TRANSACTION")
+    tables.delete_run(cur, row[0])
+    cur.execute("DELETE FROM files WHERE run_id = ?", [row[0]])
+    cur.execute("DELETE FROM meta WHERE key = 'pending_run'")
+    cur.execute("COMMIT")
