@@ -26,14 +26,14 @@ from textual_fastdatatable import ArrowBackend, DataTable
 
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
-from ragtui.format import printable, short_metrics
+from ragtui.format import UNSAFE_RE2, printable, short_metrics
 from ragtui.tui.screens.runs import TitleBar
 
 if TYPE_CHECKING:
     from ragtui.tui.app import RagtuiApp
 
-# Same set as core.views.printable: C0/C1 controls except tab and newline (RE2 syntax).
-_CONTROL_RE = r"[\x{00}-\x{08}\x{0b}-\x{1f}\x{7f}-\x{9f}]"
+# The characters printable() escapes (RE2 syntax): finds the values that need it.
+_CONTROL_RE = UNSAFE_RE2
 TEXT_COLUMNS = ("case", "question", "answer")
 RAW_ID = "case_id"  # the id as the run file has it; "case" is its printable one-line form
 DEBOUNCE_FROM_ROWS = 20_000  # filtering more rows than this waits for a pause in the typing
