@@ -1,7 +1,9 @@
 """`ragtui import FILE...`: foreign result files -> native run files in runs/ (or --into DIR).
 
 Each file succeeds or fails alone; a file's runs are all written or none; importing the same
-content twice is a no-op with a notice (matched by the source file's sha256 or the run id).
+content twice is a no-op with a notice (matched by the source file's sha256, which every
+written run records). File names come from `ragtui.core.paths`, never from a run id; a run
+whose id is taken gets a suffixed id (`id-2`) and a notice, so both runs survive.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import click
 
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import RunFile
-from ragtui.core.runfile import SUFFIX, write_run_file
+from ragtui.core.paths import new_run_path
+from ragtui.core.runfile import write_run_file
 from ragtui.core.store import Store
+from ragtui.format import one_line
 from ragtui.importers import REGISTRY, ImportFormatError, ImportOptions, detect, load_file
 from ragtui.importers._common import file_sha256
-from ragtui.importers.folder import foreign_files
+from ragtui.importers.folder import foreign_files, recorded_run
 from ragtui.importers.generic import FIELDS
 
 DEFAULT_INTO = Path("runs")
@@ -76,7 +80,8 @@ def _expand_folders(paths: list[Path]) -> list[Path]:
             found = foreign_files(path)
             if not found:
                 click.echo(
-                    f"notice: {path}: no result files (csv/json/jsonl/eval/md) in it", err=True
+                    f"notice: {one_line(path)}: no result files (csv/json/jsonl/eval/md) in it",
+                    err=True,
                 )
             out.extend(found)
         else:
@@ -109,6 +114,9 @@ def import_file(
         return [], [
             f"{path}: already imported (same content) as {', '.join(sorted(by_sha))}; nothing to do"
         ]
+    here = [r["run_id"] for r in runs if Path(r["file_path"]).resolve() == path.resolve()]
+    if here:
+        return [], [f"{path}: run {', '.join(here)} is already in {into}; nothing to do"]
     if fmt is None and options.mapping:
         try:
             fmt = detect(path).name
@@ -117,18 +125,12 @@ def import_file(
     lines: list[str] = []
     notices: list[str] = []
     run_files = load_file(path, fmt, options, notices)
-    fresh = []
-    for run_file in run_files:
-        if run_file.run.id in known_ids:
-            notices.append(f"{path}: run {run_file.run.id} is already in {into}; nothing to do")
-        else:
-            fresh.append(run_file)
+    ids = set(known_ids)
+    fresh = [RunFile(recorded_run(rf, path, sha, ids, notices), rf.cases) for rf in run_files]
     written: list[tuple[Path, RunFile]] = []
     try:
         for run_file in fresh:
-            target = into / f"{run_file.run.id}{SUFFIX}"
-            if target.resolve() == path.resolve():
-                continue
+            target = new_run_path(into, run_file.run.id)
             written.append((write_run_file(target, run_file.run, run_file.cases), run_file))
         for target, run_file in written:
             store.index_file(target)
@@ -203,7 +205,9 @@ def import_command(
         into.mkdir(parents=True, exist_ok=True)
         store = Store.open(into)
     except (OSError, RagtuiError) as exc:
-        raise click.ClickException(f"{into}: cannot open the runs folder ({exc})") from None
+        raise click.ClickException(
+            one_line(f"{into}: cannot open the runs folder ({exc})")
+        ) from None
     failed = 0
     try:
         if store.read_only:
@@ -215,12 +219,12 @@ def import_command(
                 lines, notices = import_file(store, into, path, fmt, options)
             except RagtuiError as err:
                 failed += 1
-                click.echo(f"error: {err}", err=True)
+                click.echo(f"error: {one_line(err)}", err=True)
                 continue
             for line in notices:
-                click.echo(f"notice: {line}", err=True)
+                click.echo(f"notice: {one_line(line)}", err=True)
             for line in lines:
-                click.echo(line)
+                click.echo(one_line(line))
     finally:
         store.close()
     if failed:

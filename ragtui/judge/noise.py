@@ -20,7 +20,8 @@ import numpy as np
 from ragtui.core import stats
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Run
-from ragtui.core.runfile import SUFFIX, is_run_file, read_run_file, write_run_file
+from ragtui.core.paths import new_run_path
+from ragtui.core.runfile import is_run_file, read_run_file, write_run_file
 from ragtui.core.store import Store
 
 
@@ -138,7 +139,7 @@ async def pipeline_rerun(
                 config_key=parent.config_key,
                 name=f"{parent.name} rerun ({rid})",
             )
-            target = store.folder / (rid + SUFFIX)
+            target = new_run_path(store.folder, rid)  # a name built by ragtui, never the id
             write_run_file(target, header, rf.cases)
             store.index_file(target)
             written.append(target)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, SelectionList
 
+from ragtui.core.paths import run_file_name
 from ragtui.tui.screens.case import CaseScreen
 from ragtui.tui.screens.compare import CompareScreen
 from ragtui.tui.screens.noise import NoiseScreen
@@ -53,7 +54,10 @@ def runs(tmp_path: Path, fake: FakeJudge) -> tuple[Path, dict[str, str]]:
 
 
 def file_cases(folder: Path, run_id: str) -> list[dict]:
-    return [json.loads(x) for x in (folder / f"{run_id}.ragtui.jsonl").read_text().splitlines()[1:]]
+    """The cases of a run file the test wrote (`<id>.ragtui.jsonl`) or ragtui wrote."""
+    path = folder / f"{run_id}.ragtui.jsonl"
+    path = path if path.exists() else folder / run_file_name(run_id)
+    return [json.loads(x) for x in path.read_text().splitlines()[1:]]
 
 
 async def run_form(app, pilot) -> None:  # type: ignore[no-untyped-def]
