@@ -13,10 +13,10 @@ import click
 from ragtui.commands.common import open_store, resolve_folder
 from ragtui.core.errors import RagtuiError
 from ragtui.core.views import case_lines, run_rows
-from ragtui.format import short_metrics
+from ragtui.format import json_text, one_line, printable, short_metrics
 
 # Command modules under ragtui/commands/, each exposing COMMANDS.
-COMMAND_MODULES = ("compare", "importing", "judge", "bench")
+COMMAND_MODULES = ("compare", "importing", "judge", "bench", "trust")
 
 
 class _Group(click.Group):
@@ -24,7 +24,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except RagtuiError as err:
-            click.echo(f"Error: {err}", err=True)
+            click.echo(f"Error: {one_line(err)}", err=True)
             ctx.exit(2)
 
 
@@ -64,7 +64,7 @@ def runs(path: str | None, as_json: bool) -> None:
     with open_store(path, announce=not as_json) as store:
         rows, metrics = run_rows(store)
     if as_json:
-        click.echo(json.dumps({"metrics": metrics, "runs": rows}, indent=2, default=str))
+        click.echo(json_text({"metrics": metrics, "runs": rows}, indent=2, default=str))
         return
     from rich.console import Console
     from rich.table import Table
@@ -74,7 +74,7 @@ def runs(path: str | None, as_json: bool) -> None:
         table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
     shorts = short_metrics(metrics)
     for metric in metrics:
-        table.add_column(shorts[metric], justify="right", no_wrap=True)
+        table.add_column(_literal(shorts[metric]), justify="right", no_wrap=True)
     for row in rows:
         means = [
             "—" if row["means"].get(m) is None else f"{100 * row['means'][m]:.1f}" for m in metrics
@@ -92,7 +92,7 @@ def runs(path: str | None, as_json: bool) -> None:
         table.add_row(*(_literal(v) for v in cells))
     Console(highlight=False, width=max(shutil.get_terminal_size().columns, 240)).print(table)
     legend = ", ".join(f"{shorts[m]} = {m}" for m in metrics)
-    click.echo(f"means in points (0-100), — = no scores; {legend}")
+    click.echo(one_line(f"means in points (0-100), — = no scores; {legend}"))
 
 
 @cli.command()
@@ -111,23 +111,22 @@ def show(run: str, case: str | None, path: str | None, as_json: bool) -> None:
                 from ragtui.core.runfile import header_to_json
 
                 click.echo(
-                    json.dumps(
+                    json_text(
                         {"run": header_to_json(header), "cases": cases}, indent=2, default=str
                     )
                 )
                 return
-            click.echo(
-                f"run {header.id}  name {header.name}  kind {header.kind}  created {header.created_at}"
-            )
-            click.echo(
-                f"config {json.dumps(dict(header.config), sort_keys=True)}  key {header.config_key}"
-            )
-            click.echo(
-                f"judge {header.judge.model} ({header.judge.provider}) prompt {header.judge.prompt_hash}"
-            )
-            click.echo(f"{len(cases)} cases")
+            h = header
+            lines = [
+                f"run {h.id}  name {h.name}  kind {h.kind}  created {h.created_at}",
+                f"config {json.dumps(dict(h.config), sort_keys=True)}  key {h.config_key}",
+                f"judge {h.judge.model} ({h.judge.provider}) prompt {h.judge.prompt_hash}",
+                f"{len(cases)} cases",
+            ]
+            for line in lines:
+                click.echo(one_line(line))
             for row in cases:
-                click.echo(f"  {row['case_id']}  {_one_line(row['question'], 90)}")
+                click.echo(f"  {one_line(row['case_id'])}  {_one_line(row['question'], 90)}")
             return
         found = store.case(run_id, case)
         if found is None:
@@ -135,15 +134,13 @@ def show(run: str, case: str | None, path: str | None, as_json: bool) -> None:
     if as_json:
         from ragtui.core.runfile import case_to_json
 
-        click.echo(json.dumps(case_to_json(found), indent=2, ensure_ascii=False))
+        click.echo(json_text(case_to_json(found), indent=2))
         return
     for line in case_lines(found):
-        click.echo(line)
+        click.echo(printable(line))  # case_lines made it printable; tab and newline stay
 
 
 def _one_line(text: str, width: int) -> str:
-    from ragtui.format import printable
-
     flat = " ".join(printable(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
@@ -151,9 +148,7 @@ def _one_line(text: str, width: int) -> str:
 def _literal(value: str) -> Any:
     from rich.text import Text
 
-    from ragtui.format import printable
-
-    return Text(printable(value))
+    return Text(one_line(value))
 
 
 def _add_commands() -> None:

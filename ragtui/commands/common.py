@@ -9,8 +9,10 @@ from typing import Any
 
 import click
 
+from ragtui import config as config_module
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
+from ragtui.format import one_line
 from ragtui.workspace import open_folder
 
 DEFAULT_FOLDER = Path("runs")
@@ -47,14 +49,23 @@ def open_store(path: str | Path | None, *, announce: bool = True) -> Store:
     """Open (and refresh) the index of a folder, printing notices and bad files on stderr."""
     folder, notice = resolve_folder(path)
     if notice and announce:
-        click.echo(notice, err=True)
+        click.echo(one_line(notice), err=True)
     store = open_folder(folder)
     if announce:
         for line in store.notices:
-            click.echo(f"notice: {line}", err=True)
+            click.echo(f"notice: {one_line(line)}", err=True)
         for problem in store.problems:
-            click.echo(f"skipped: {problem}", err=True)
+            click.echo(f"skipped: {one_line(problem)}", err=True)
     return store
+
+
+def load_config(folder: str | Path | None) -> config_module.Config:
+    """The settings for this folder (see ragtui.config), its notices (sections of a folder's
+    ragtui.toml that were ignored) printed on stderr."""
+    config = config_module.load_config(folder)
+    for line in config.notices:
+        click.echo(f"notice: {one_line(line)}", err=True)
+    return config
 
 
 def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -65,6 +76,6 @@ def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return func(*args, **kwargs)
         except RagtuiError as err:
-            raise click.ClickException(str(err)) from None
+            raise click.ClickException(one_line(err)) from None
 
     return wrapper

@@ -5,7 +5,6 @@ Figures are fractions in the core and in --json; text says points (x 100), never
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from ragtui.core.compare import Comparison, MetricResult, compare_runs
 from ragtui.core.errors import RagtuiError
 from ragtui.core.stats import DEFAULT_SEED
 from ragtui.core.store import Store
-from ragtui.format import interval, p_value, printable, pts, signed_pts
+from ragtui.format import interval, json_text, one_line, p_value, printable, pts, signed_pts
 
 WORST_CASES = 10
 EXCERPT = 300
@@ -107,7 +106,7 @@ def _table(c: Comparison):  # -> rich Table; rich is imported only by the CLI
         + (f", {len(c.reruns_a)} reruns" if len(c.reruns_a) > 1 else "")
         + f"  vs  B {c.run_b.name} ({c.b})"
     )
-    table = Table(title=Text(printable(title)), box=None, header_style="bold")
+    table = Table(title=Text(one_line(title)), box=None, header_style="bold")
     for col in ("metric", "N", "A", "B", "Δ pts", "95% CI", "p adj", "noise ±", "MDE", "verdict"):
         table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
     for m in c.metrics:
@@ -125,7 +124,7 @@ def _table(c: Comparison):  # -> rich Table; rich is imported only by the CLI
             verdict_text(m),
         )
         table.add_row(
-            *(Text(printable(x)) for x in cells[:-1]), Text(printable(cells[-1]), style=style)
+            *(Text(one_line(x)) for x in cells[:-1]), Text(one_line(cells[-1]), style=style)
         )
     return table
 
@@ -151,15 +150,15 @@ def compare_command(
     c, store = _compare(path, a, b, metrics, margin, seed, announce=not as_json)
     store.close()
     if as_json:
-        click.echo(json.dumps(c.to_json(), ensure_ascii=False))
+        click.echo(json_text(c.to_json()))
         return
     from rich.console import Console
 
     Console(highlight=False).print(_table(c))
     for line in [*c.noise_lines, *detail_lines(c)]:
-        click.echo(printable(line))
+        click.echo(one_line(line))
     for w in c.warnings:
-        click.echo("! " + printable(w))
+        click.echo("! " + one_line(w))
 
 
 # ---------------------------------------------------------------- gate
@@ -225,7 +224,7 @@ def gate_command(
                 f"{m.metric} regressed by {pts(abs(m.delta or 0.0))} points "
                 f"(95% CI {ci_text(m)}, adjusted p {p_value(m.p_adj)})"
             )
-        click.echo(("FAIL " if m.verdict == "regressed" else "ok   ") + printable(line))
+        click.echo(("FAIL " if m.verdict == "regressed" else "ok   ") + one_line(line))
     for metric, floor in floors.items():
         mean = means.get(metric)
         if mean is None:
@@ -235,12 +234,12 @@ def gate_command(
         elif mean < floor:
             failures.append(f"{metric}: candidate mean {pts(mean)} is below the floor {pts(floor)}")
         else:
-            click.echo(f"ok   {printable(metric)}: mean {pts(mean)} ≥ floor {pts(floor)}")
+            click.echo(f"ok   {one_line(metric)}: mean {pts(mean)} ≥ floor {pts(floor)}")
     for w in c.warnings:
-        click.echo("! " + printable(w))
+        click.echo("! " + one_line(w))
     if failures:
         for reason in failures:
-            click.echo("FAIL " + printable(reason))
+            click.echo("FAIL " + one_line(reason))
         click.echo(f"gate: failed ({len(failures)} reason{'s' if len(failures) > 1 else ''})")
         sys.exit(1)
     click.echo("gate: passed (no regression beyond noise, every floor holds)")
@@ -353,7 +352,7 @@ def report_command(
         Path(output).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise RagtuiError(f"{output}: cannot be written ({exc.strerror})") from None
-    click.echo(f"wrote {output}")
+    click.echo(f"wrote {one_line(output)}")
 
 
 COMMANDS: list[click.Command] = [compare_command, gate_command, report_command]

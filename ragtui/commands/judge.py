@@ -8,7 +8,6 @@ line on stderr and a non-zero exit; finished cases stay in the run file for the 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -17,11 +16,12 @@ from typing import Any
 
 import click
 
-from ragtui.commands.common import open_store, resolve_folder, user_errors
-from ragtui.config import Config, JudgeConfig, adhoc_judge, load_config
+from ragtui.commands.common import load_config, open_store, resolve_folder, user_errors
+from ragtui.config import Config, JudgeConfig, adhoc_judge
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Run
 from ragtui.core.store import Store
+from ragtui.format import json_text, one_line
 from ragtui.judge.client import JudgeClient
 from ragtui.judge.runner import BatchResult, Progress, judge_run, noise_reruns
 
@@ -131,16 +131,16 @@ class _Bar:
         counts = f"{p.scored} scored · {p.parse_failures} parse failures · {p.errors} errors"
         if key not in self._tasks:
             self._tasks[key] = self._progress.add_task(
-                escape(label or self._label), total=p.total, counts=counts
+                escape(one_line(label or self._label)), total=p.total, counts=counts
             )
         self._progress.update(self._tasks[key], completed=p.done, counts=counts)
 
 
 def _report(result: BatchResult) -> None:
-    click.echo(result.summary())
+    click.echo(one_line(result.summary()))
     for sample in result.error_samples:
-        click.echo(f"  {sample}")
-    click.echo(f"wrote {result.path}")
+        click.echo(f"  {one_line(sample)}")
+    click.echo(f"wrote {one_line(result.path)}")
 
 
 @click.command("rejudge")
@@ -183,7 +183,7 @@ def rejudge_command(
     if as_json:
         p = result.progress
         click.echo(
-            json.dumps(
+            json_text(
                 {
                     "run_id": result.run_id,
                     "path": str(result.path),
@@ -223,11 +223,12 @@ def judges_command(path: str | None) -> None:
         return await asyncio.gather(*(one(j) for j in config.judges.values()))
 
     problems = asyncio.run(check_all())
-    click.echo(f"judges in {config.path}")
+    click.echo(f"judges in {one_line(', '.join(map(str, config.paths)))}")
     for judge, problem in zip(config.judges.values(), problems, strict=True):
         key = f" key ${judge.api_key_env}" if judge.api_key_env else ""
         status = "ok" if problem is None else f"FAILED: {problem}"
-        click.echo(f"  {judge.name}: {judge.provider} {judge.model} at {judge.url}{key} — {status}")
+        line = f"  {judge.name}: {judge.provider} {judge.model} at {judge.url}{key} — {status}"
+        click.echo(one_line(line))  # the URL never holds a password (see JudgeConfig)
     failed = sum(p is not None for p in problems)
     if failed:
         raise click.ClickException(f"{failed} of {len(problems)} judges not usable")
@@ -284,14 +285,14 @@ def noise_command(
                 )
             for result in results:
                 if not as_json:
-                    click.echo(result.summary())
+                    click.echo(one_line(result.summary()))
             group = [r.run_id for r in results]
             a_ref = _same_judge_a(store, parent_id, group)
         names = store.metrics(group) if not metrics else list(metrics)
         noise = rerun_noise(store, group, names)
         if not as_json:
             for line in noise_lines(noise, config.margin):
-                click.echo(line)
+                click.echo(one_line(line))
         comparison = None
         if against:
             b_ref = against
@@ -300,14 +301,13 @@ def noise_command(
             comparison = _verdict(store, a_ref, b_ref, names, config.margin, as_json)
     if as_json:
         click.echo(
-            json.dumps(
+            json_text(
                 {
                     "run": parent_id,
                     "reruns": group,
                     "noise": [_noise_json(m) for m in noise],
                     "comparison": comparison,
                 },
-                ensure_ascii=False,
             )
         )
 
@@ -338,7 +338,9 @@ def _like_for_like(
     with _Bar(f"re-judging {b_id} with {judge.name}") as bar:
         result = asyncio.run(judge_run(store, b_id, judge, metrics=metrics, progress=bar.update))
     if not quiet:
-        click.echo(f"B re-judged by {judge.name} for a like-for-like verdict: {result.summary()}")
+        click.echo(
+            one_line(f"B re-judged by {judge.name} for a like-for-like verdict: {result.summary()}")
+        )
     return result.run_id
 
 
@@ -354,7 +356,6 @@ def _verdict(
 
     from ragtui.commands.compare import _table, detail_lines
     from ragtui.core.compare import compare_runs
-    from ragtui.format import printable
 
     have_b = set(store.metrics([store.resolve_run(b)]))
     c = compare_runs(
@@ -364,9 +365,9 @@ def _verdict(
         return c.to_json()
     Console(highlight=False).print(_table(c))
     for line in [*c.noise_lines, *detail_lines(c)]:
-        click.echo(printable(line))
+        click.echo(one_line(line))
     for w in c.warnings:
-        click.echo("! " + printable(w))
+        click.echo("! " + one_line(w))
     return None
 
 
@@ -381,14 +382,15 @@ def _full_reruns(store: Store, config: Config, parent_id: str, times: int) -> li
     ids = []
     for i in range(1, times + 1):
         run_id = f"{parent.id}--full-{stamp}-{i}"
-        click.echo(f"rerun {i}/{times}: {config.rerun_command}", err=True)
+        click.echo(f"rerun {i}/{times}: {one_line(config.rerun_command)}", err=True)
         paths = asyncio.run(
             pipeline_rerun(
                 store,
                 parent,
                 config.rerun_command,
                 run_id,
-                on_line=lambda line: click.echo(f"  | {line}", err=True),
+                on_line=lambda line: click.echo(f"  | {one_line(line)}", err=True),
+                timeout=config.rerun_timeout,
             )
         )
         ids += [store.index_file(p) for p in paths]

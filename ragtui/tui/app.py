@@ -12,6 +12,7 @@ from textual.binding import Binding, BindingType
 from ragtui.config import load_config
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
+from ragtui.format import one_line
 from ragtui.tui.messages import StoreFailed, StoreOpened
 from ragtui.tui.palette import ActionsProvider
 from ragtui.tui.screens.runs import RunsScreen
@@ -45,18 +46,24 @@ class RagtuiApp(App[None]):
     def on_mount(self) -> None:
         self.push_screen(self.runs_screen)
         if self.notice:
-            self.notify(self.notice, title="ragtui", timeout=8, markup=False)
+            self.notify(one_line(self.notice), title="ragtui", timeout=8, markup=False)
         self._load_margin()
         self.open_store()
 
     def _load_margin(self) -> None:
         try:
-            self.margin = load_config(self.folder).margin
+            config = load_config(self.folder)
         except RagtuiError as err:
             self.notify(
-                f"{err}; using margin {100 * DEFAULT_MARGIN:.0f} points",
+                one_line(f"{err}; using margin {100 * DEFAULT_MARGIN:.0f} points"),
                 severity="warning",
                 markup=False,
+            )
+            return
+        self.margin = config.margin
+        for line in config.notices:  # a folder's judges or command, ignored
+            self.notify(
+                one_line(line), title="notice", severity="warning", timeout=15, markup=False
             )
 
     @work(thread=True, exclusive=True, group="store")
@@ -72,16 +79,20 @@ class RagtuiApp(App[None]):
     def on_store_opened(self, message: StoreOpened) -> None:
         self.store = message.store
         for line in message.store.notices:
-            self.notify(line, title="notice", severity="warning", timeout=10, markup=False)
+            self.notify(
+                one_line(line), title="notice", severity="warning", timeout=10, markup=False
+            )
         for problem in message.store.problems:
             self.notify(
-                str(problem), title="skipped file", severity="error", timeout=15, markup=False
+                one_line(problem), title="skipped file", severity="error", timeout=15, markup=False
             )
         self.runs_screen.store_ready(message.store)
 
     def on_store_failed(self, message: StoreFailed) -> None:
         self.store_error = message.error
-        self.notify(message.error, title="cannot open", severity="error", timeout=30, markup=False)
+        self.notify(
+            one_line(message.error), title="cannot open", severity="error", timeout=30, markup=False
+        )
         self.runs_screen.store_failed(message.error)
 
     def action_help(self) -> None:

@@ -6,6 +6,7 @@ import inspect
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from textual.widgets import Static
 
 from ragtui.core.model import Run
@@ -169,20 +170,35 @@ async def test_sample_history_tour(sample_copy, make_app) -> None:
 
 
 async def test_margin_comes_from_ragtui_toml(history, make_app) -> None:
-    (history / "ragtui.toml").write_text("[compare]\nmargin = 0.03\n", encoding="utf-8")
+    """A folder's ragtui.toml may set data settings: the margin, in points."""
+    (history / "ragtui.toml").write_text("[compare]\nmargin = 3\n", encoding="utf-8")
     app = make_app(history)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(app, pilot)
-        assert app.margin == 0.03
+        assert app.margin == pytest.approx(0.03)
 
 
 async def test_a_bad_margin_is_a_warning_and_the_default(history, make_app) -> None:
-    (history / "ragtui.toml").write_text("[compare]\nmargin = 5\n", encoding="utf-8")
+    (history / "ragtui.toml").write_text("[compare]\nmargin = 0.05\n", encoding="utf-8")
     app = make_app(history)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(app, pilot)
         assert app.margin == 0.05
-        assert any("compare.margin" in m and "using margin 5 points" in m for m in messages(app))
+        assert any(
+            "compare.margin: margins are in points now" in m and "using margin 5 points" in m
+            for m in messages(app)
+        )
+
+
+async def test_a_folder_judge_is_ignored_with_a_notice(history, make_app) -> None:
+    (history / "ragtui.toml").write_text(
+        '[judges.x]\nprovider = "ollama"\nurl = "http://127.0.0.1:9"\nmodel = "m"\n',
+        encoding="utf-8",
+    )
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        assert any("ignored [judges]" in m and "ragtui trust" in m for m in messages(app))
 
 
 async def test_a_second_ragtui_on_the_folder_browses_read_only(history, make_app) -> None:

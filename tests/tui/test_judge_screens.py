@@ -14,6 +14,7 @@ import pytest
 from textual.widgets import Input, SelectionList
 
 from ragtui.core.paths import run_file_name
+from ragtui.trust import user_config_path
 from ragtui.tui.screens.case import CaseScreen
 from ragtui.tui.screens.compare import CompareScreen
 from ragtui.tui.screens.noise import NoiseScreen
@@ -40,7 +41,9 @@ def fake() -> Iterator[FakeJudge]:
 
 
 def write_config(folder: Path, url: str, concurrency: int = 4) -> None:
-    (folder / "ragtui.toml").write_text(
+    """Judges go in the user's own config (a runs folder's ragtui.toml may not name judges)."""
+    user_config_path().parent.mkdir(parents=True, exist_ok=True)
+    user_config_path().write_text(
         f'[judges.fake]\nprovider = "ollama"\nurl = "{url}"\nmodel = "judge-1"\n'
         f"concurrency = {concurrency}\ntimeout = 5\nretries = 0\n"
     )
