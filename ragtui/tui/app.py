@@ -8,6 +8,7 @@ from typing import ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 
 from ragtui.config import load_config
 from ragtui.core.errors import RagtuiError
@@ -42,6 +43,25 @@ class RagtuiApp(App[None]):
         self.store_error: str | None = None  # why the folder could not be opened
         self.margin = DEFAULT_MARGIN
         self.runs_screen = RunsScreen(self.folder)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast (screens and widgets notify through here) is shown literally: no
+        markup, and control, bidi and invisible characters made visible (ragtui.format)."""
+        super().notify(
+            one_line(message),
+            title=one_line(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def on_mount(self) -> None:
         self.push_screen(self.runs_screen)

@@ -37,7 +37,6 @@ FORBIDDEN = {
     "OSC 8 to evil": b"\x1b]8;;http://evil",
     "CSI clear": b"\x1b[2J",
     "CSI red": b"\x1b[41m",
-    "BEL": b"\x07",
 }
 # Characters that never reach a terminal from data at all (ragtui itself never prints them).
 NEVER = [chr(c) for c in range(0x80, 0xA0)] + list(
@@ -54,8 +53,8 @@ def leaks(raw: bytes, *, allow_esc: bool = False) -> list[str]:
     """What of the payload reached the output, by name; [] when nothing did. Piped CLI output
     has no ESC at all; a terminal UI has its own (allow_esc), but never the data's."""
     found = [name for name, seq in FORBIDDEN.items() if seq in raw]
-    if not allow_esc and b"\x1b" in raw:
-        found.append("ESC")
+    if not allow_esc:  # a terminal UI's own sequences use both (Textual: OSC 22 ... BEL)
+        found += [name for name, byte in (("ESC", b"\x1b"), ("BEL", b"\x07")) if byte in raw]
     text = raw.decode("utf-8", "replace")
     found += [f"U+{ord(c):04X}" for c in NEVER if c in text]
     return found

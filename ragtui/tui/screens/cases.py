@@ -231,7 +231,7 @@ class CaseListScreen(Screen[None]):
 
     def _failed(self, error: str) -> None:
         self.query_one(LoadingIndicator).display = False
-        self.query_one("#status", Static).update(Text(error, style="bold red"))
+        self.query_one("#status", Static).update(Text(printable(error), style="bold red"))
         self.notify(error, title="cannot list cases", severity="error", markup=False)
 
     async def _loaded(
