@@ -18,6 +18,7 @@ import click
 
 from ragtui.commands.common import load_config, open_store, resolve_folder, user_errors
 from ragtui.config import Config, JudgeConfig, adhoc_judge
+from ragtui.config_values import number
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Run
 from ragtui.core.store import Store
@@ -86,7 +87,8 @@ def pick_judge(
         )
         raise RagtuiError(f"name a judge: --judge NAME ({known}) or --provider/--url/--model")
     overrides = {"timeout": timeout, "concurrency": concurrency}
-    return replace(judge, **{k: v for k, v in overrides.items() if v is not None})
+    overrides = {k: number(v, f"--{k}", k) for k, v in overrides.items() if v is not None}
+    return replace(judge, **overrides)
 
 
 class _Bar:

@@ -126,7 +126,7 @@ def test_tui_walked_through_its_screens_writes_nothing_from_the_data(
     tmux.keys("a", "Down", "b", "c", wait_for="ragtui · Compare")  # Compare A vs B
     tmux.wait_for("cases, worst first")
     tmux.keys("m", wait_for="faithfulness ·")  # the next metric, with cases to open
-    tmux.keys("Tab", "Enter", wait_for="Question")  # the worst case
+    tmux.keys("Tab", "Enter", wait_for="ragtui · Case")  # the worst case
     tmux.keys("m", "]", "Escape", "Escape", "Up", "Enter")  # the case list of A
     tmux.wait_for("ragtui · Cases")
     tmux.keys("Escape", "t")  # trends
