@@ -25,6 +25,7 @@ from ragtui.core.store import Store
 from ragtui.format import json_text, one_line
 from ragtui.judge.client import JudgeClient
 from ragtui.judge.runner import BatchResult, Progress, judge_run, noise_reruns
+from ragtui.trust import user_config_path
 
 
 def _judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -82,9 +83,7 @@ def pick_judge(
             f"an ad-hoc judge needs --provider, --url and --model (missing {', '.join(missing)})"
         )
     else:
-        known = (
-            ", ".join(sorted(config.judges)) or f"none configured in {config.path or 'ragtui.toml'}"
-        )
+        known = ", ".join(sorted(config.judges)) or f"none configured in {user_config_path()}"
         raise RagtuiError(f"name a judge: --judge NAME ({known}) or --provider/--url/--model")
     overrides = {"timeout": timeout, "concurrency": concurrency}
     overrides = {k: number(v, f"--{k}", k) for k, v in overrides.items() if v is not None}
@@ -211,7 +210,7 @@ def judges_command(path: str | None) -> None:
     config = load_config(Path(path) if path else None)
     if not config.judges:
         raise RagtuiError(
-            f"no judges configured (add [judges.NAME] tables to {config.path or 'ragtui.toml'})"
+            f"no judges configured (add [judges.NAME] tables to {user_config_path()})"
         )
 
     async def check_all() -> list[str | None]:
@@ -377,7 +376,7 @@ def _full_reruns(store: Store, config: Config, parent_id: str, times: int) -> li
     from ragtui.judge.noise import pipeline_rerun
 
     if not config.rerun_command:
-        where = config.path or "ragtui.toml (none found)"
+        where = user_config_path()
         raise RagtuiError(f'--full needs [rerun] command = "..." in {where}')
     parent = store.run(parent_id)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")

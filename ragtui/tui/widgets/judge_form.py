@@ -22,9 +22,10 @@ from textual.message import Message
 from textual.widgets import Button, Input, Select, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
-from ragtui.config import CONFIG_NAME, JudgeConfig, load_config
+from ragtui.config import JudgeConfig, load_config
 from ragtui.core.errors import RagtuiError
 from ragtui.judge.metrics import METRICS
+from ragtui.trust import user_config_path
 from ragtui.tui.widgets.literal import lit
 
 T = TypeVar("T")
@@ -37,7 +38,7 @@ def configured_judges(folder: Path) -> tuple[list[JudgeConfig], str | None]:
     except RagtuiError as err:
         return [], str(err)
     if not config.judges:
-        where = str(config.path) if config.path else f"{CONFIG_NAME} (none found next to {folder})"
+        where = str(user_config_path())  # a runs folder's own ragtui.toml may not name judges
         return [], (
             f"no judges configured: add a [judges.NAME] table with provider, url and model to "
             f"{where}"
