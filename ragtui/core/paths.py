@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from collections.abc import Collection
 from pathlib import Path
 
@@ -83,6 +84,32 @@ def header_id(path: Path) -> str | None:
         return None
     run_id = header.get("id") if isinstance(header, dict) else None
     return run_id if isinstance(run_id, str) else None
+
+
+def move_planted_links(folder: Path, names: Collection[str]) -> list[str]:
+    """Files ragtui opens for writing under fixed names (the index and its WAL): a symlink
+    there would make ragtui write wherever it points, so it is renamed aside (the link itself,
+    not its target). One notice per link; a link that cannot be moved stays, and the caller
+    must not open it (see `planted`)."""
+    notices = []
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    for name in names:
+        path = Path(folder) / name
+        if not path.is_symlink():
+            continue
+        aside = path.with_name(f"{name}.symlink-{stamp}-{os.getpid()}")
+        try:
+            os.rename(path, aside)
+        except OSError as exc:
+            notices.append(f"{path} is a symlink and cannot be moved aside ({exc.strerror})")
+            continue
+        notices.append(f"{path} was a symlink; moved aside to {aside.name}, not written through")
+    return notices
+
+
+def planted(folder: Path, names: Collection[str]) -> bool:
+    """Whether a symlink still sits at one of these names."""
+    return any((Path(folder) / name).is_symlink() for name in names)
 
 
 def free_run_id(run_id: str, taken: Collection[str]) -> str:

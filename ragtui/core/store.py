@@ -24,6 +24,7 @@ import pyarrow as pa
 from ragtui.core import tables
 from ragtui.core.errors import RagtuiError, RunFileError, RunNotFoundError, StoreError
 from ragtui.core.model import Case, Chunk, Claim, DatasetInfo, JudgeInfo, Run, Score, SourceInfo
+from ragtui.core.paths import move_planted_links, planted
 from ragtui.core.runfile import SUFFIX, iter_run_file
 from ragtui.core.tables import RUN_TABLES, SCHEMA_VERSION
 
@@ -66,7 +67,9 @@ class Store:
         path = folder / INDEX_NAME
         notices: list[str] = []
         read_only = False
-        if not _writable(folder, path):
+        fixed = (INDEX_NAME, INDEX_NAME + ".wal")  # a planted symlink would be written through
+        notices += move_planted_links(folder, fixed)
+        if planted(folder, fixed) or not _writable(folder, path):
             notices.append(
                 f"{folder} is read-only: browsing with an in-memory index; commands that write fail"
             )

@@ -135,6 +135,24 @@ def test_dropped_files_never_overwrite_or_escape(world: dict) -> None:
     assert {p: p.stat().st_mtime_ns for p in (folder / "imported").iterdir()} == mtimes
 
 
+def test_a_planted_index_symlink_is_moved_aside_not_written_through(world: dict) -> None:
+    """`.ragtui.duckdb` (and its WAL) linked to another database or file outside: ragtui
+    would write its tables there. The links are renamed aside; their targets stay unchanged."""
+    root, folder = world["root"], world["folder"]
+    other = root / "outside" / "work.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute("CREATE TABLE mine AS SELECT 42 AS answer")
+    con.close()
+    (folder / ".ragtui.duckdb").symlink_to(other)
+    (folder / ".ragtui.duckdb.wal").symlink_to(root / "outside" / "precious.txt")
+    before_outside = snapshot(root, skip=folder)
+    _, err = run(world, "runs", str(folder))
+    assert err.count("was a symlink; moved aside") == 2
+    assert snapshot(root, skip=folder) == before_outside
+    assert not (folder / ".ragtui.duckdb").is_symlink()
+    assert runs_json(world)["baseline-2026-11-02"]["n_cases"] == 48
+
+
 def test_import_into_never_escapes_and_same_ids_both_survive(world: dict) -> None:
     root, folder = world["root"], world["folder"]
     incoming = root / "incoming"
