@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 from ragtui.core.errors import RagtuiError
 from ragtui.core.runfile import SUFFIX
@@ -76,14 +77,19 @@ def resumable_run_path(folder: Path, run_id: str, *, root: Path | None = None) -
 
 def header_id(path: Path) -> str | None:
     """The run id on line 1 of a run file, None when there is no readable header."""
+    run_id = read_header(path).get("id")
+    return run_id if isinstance(run_id, str) else None
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    """Line 1 of a run file as a JSON object; {} when it cannot be read (the index reports
+    broken run files; here they only mean "no header")."""
     try:
         with path.open("rb") as handle:
-            line = handle.readline(HEADER_BYTES)
-        header = json.loads(line)
+            header = json.loads(handle.readline(HEADER_BYTES))
     except (OSError, ValueError, RecursionError):
-        return None
-    run_id = header.get("id") if isinstance(header, dict) else None
-    return run_id if isinstance(run_id, str) else None
+        return {}
+    return header if isinstance(header, dict) else {}
 
 
 def move_planted_links(folder: Path, names: Collection[str]) -> list[str]:

@@ -12,15 +12,13 @@ imported under a suffixed id (`id-2`) with a notice, so both survive.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Run, RunFile, SourceInfo
-from ragtui.core.paths import free_run_id, new_run_path
+from ragtui.core.paths import free_run_id, new_run_path, read_header
 from ragtui.core.runfile import SUFFIX, write_run_file
 from ragtui.importers import load_file
 from ragtui.importers._common import file_sha256
@@ -65,7 +63,7 @@ def _native_headers(folder: Path) -> tuple[set[str], set[str]]:
         for name in files:
             if not name.endswith(SUFFIX) or name.startswith("."):
                 continue
-            header = _header(Path(root) / name)
+            header = read_header(Path(root) / name)
             source = header.get("source")
             sha = source.get("sha256") if isinstance(source, dict) else None
             if isinstance(sha, str):
@@ -73,16 +71,6 @@ def _native_headers(folder: Path) -> tuple[set[str], set[str]]:
             if isinstance(header.get("id"), str):
                 ids.add(header["id"])
     return shas, ids
-
-
-def _header(path: Path) -> dict[str, Any]:
-    # only the header line is needed; the index reports broken run files, here they mean "no sha"
-    try:
-        with path.open("rb") as handle:
-            header = json.loads(handle.readline(1 << 20))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return header if isinstance(header, dict) else {}
 
 
 def _one_line(err: RagtuiError) -> str:
