@@ -310,6 +310,7 @@ def index_text(folder: Path) -> str:
         con.close()
 
 
+@pytest.mark.timeout(300)  # some 20 real processes: slow on a loaded machine
 def test_keys_and_passwords_echoed_by_the_judge_never_reach_disk_or_output(
     world: dict, user_config: Path
 ) -> None:
@@ -342,7 +343,7 @@ def test_keys_and_passwords_echoed_by_the_judge_never_reach_disk_or_output(
             )  # fmt: skip
         outputs += run(world, "judges", f)
         outputs += run(world, "runs", f, "--json")
-        for rid in runs_json(world):
+        for rid in [r for r in runs_json(world) if "--rejudge-" in r]:
             outputs += run(world, "show", rid, "--path", f, "--json")
     assert any("Bearer" in r.headers.get("authorization", "") for r in server.log())
     assert any("Basic" in r.headers.get("authorization", "") for r in server.log())

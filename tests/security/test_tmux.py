@@ -118,6 +118,7 @@ def test_cli_in_a_terminal_writes_nothing_from_the_data(folder: Path, tmux: Tmux
     check_terminal(tmux)
 
 
+@pytest.mark.timeout(300)  # a real terminal and keystrokes: slow on a loaded machine
 def test_tui_walked_through_its_screens_writes_nothing_from_the_data(
     folder: Path, tmux: Tmux
 ) -> None:
