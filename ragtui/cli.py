@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "judges": ("judge", "judges_command", "List the configured judges and check each one."),
     "noise": ("judge", "noise_command", "Measure judge (or pipeline) noise by rerunning it."),
     "bench": ("bench", "bench_command", "Speed figures on a synthetic history, beside baselines."),
+    "trust": ("trust", "trust_command", "Trust one runs folder's ragtui.toml (judges, commands)."),
 }
 
 
@@ -71,9 +72,9 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except RagtuiError as err:
-            from ragtui.format import printable
+            from ragtui.format import one_line
 
-            click.echo(f"Error: {printable(str(err))}", err=True)
+            click.echo(f"Error: {one_line(err)}", err=True)
             ctx.exit(2)
 
 

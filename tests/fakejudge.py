@@ -9,9 +9,15 @@
 Chat endpoints (`/api/chat`, `/api/generate`, `/v1/chat/completions`) answer, in this order of
 precedence: the next scripted action, the first `when` rule whose text occurs in the prompt, the
 `responder` callable, else `default`. An action is a str (the reply text), `Reply`, `Fault`
-(status code, Retry-After), `Garbage` (a 200 whose body is not JSON), or `Drop` (close the
-connection without answering). `delay` is added before every answer. A request with
-"stream": true is refused with 400, so tests prove streaming is off.
+(status code, Retry-After), `Garbage` (a 200 whose body is not JSON), `Drop` (close the
+connection without answering), `Trickle` (a 200 sent a few bytes at a time), `Huge` (a 200 of
+`size` bytes, with or without Content-Length) or `Redirect`. `delay` is added before every
+answer. A request with "stream": true is refused with 400, so tests prove streaming is off.
+
+A hostile server, for the security tests: in a Reply's text, a Fault's body, and a Reply's
+extra `headers`, `{auth}` is replaced by the Authorization header the request carried; with
+`echo_headers`, every answer (model lists and 4xx included) also carries all request headers
+in a top-level "echo" field and an `X-Echo` response header.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ CHAT_PATHS = ("/api/chat", "/api/generate", "/v1/chat/completions")
 class Reply:
     text: str
     delay: float = 0.0
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -56,7 +63,35 @@ class Drop:
     delay: float = 0.0
 
 
-Action = str | Reply | Fault | Garbage | Drop
+@dataclass(frozen=True)
+class Trickle:
+    """A valid 200 reply sent `step` bytes every `interval` seconds (each gap under a
+    per-read timeout, the whole far over it)."""
+
+    text: str = "YES"
+    step: int = 4
+    interval: float = 0.1
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Huge:
+    """A 200 whose body is `size` bytes (a JSON reply with a long content); without
+    `declare_length` the body ends when the connection closes."""
+
+    size: int
+    declare_length: bool = True
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Redirect:
+    location: str
+    status: int = 307
+    delay: float = 0.0
+
+
+Action = str | Reply | Fault | Garbage | Drop | Trickle | Huge | Redirect
 
 
 @dataclass(frozen=True)
@@ -88,6 +123,7 @@ class FakeJudge:
     default: Action = "YES"
     delay: float = 0.0
     required_key: str | None = None  # when set, requests need "Authorization: Bearer <key>"
+    echo_headers: bool = False  # a hostile server: every answer repeats the request headers
     responder: Callable[[Request], Action] | None = None
     requests: list[Request] = field(default_factory=list)
 
@@ -216,7 +252,8 @@ class _Handler(BaseHTTPRequestHandler):
         key = fake.required_key
         if key is not None and request.headers.get("authorization") != f"Bearer {key}":
             return self._send(401, {"error": "missing or wrong API key"})
-        models = list(fake.models)
+        auth = request.headers.get("authorization", "")
+        models = [m.replace("{auth}", auth) for m in fake.models]  # a hostile model list
         if method == "GET" and path == "/api/tags":
             return self._send(200, {"models": [{"name": m, "model": m} for m in models]})
         if method == "GET" and path == "/v1/models":
@@ -231,19 +268,29 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(400, {"error": "body is not a JSON object"})
         if body.get("stream", path != "/v1/chat/completions"):  # Ollama streams by default
             return self._send(400, {"error": "this fake judge does not stream"})
-        if body.get("model") not in models:
+        if body.get("model") not in fake.models:
             return self._send(404, {"error": f"model {body.get('model')!r} not found"})
         action = fake._choose(request)
         if isinstance(action, str):
             action = Reply(action)
         time.sleep(fake.delay + action.delay)
         if isinstance(action, Reply):
-            return self._send(200, _envelope(path, body["model"], action.text))
+            headers = {k: v.replace("{auth}", auth) for k, v in action.headers}
+            envelope = _envelope(path, body["model"], action.text.replace("{auth}", auth))
+            return self._send(200, envelope, headers)
         if isinstance(action, Fault):
             headers = {"Retry-After": action.retry_after} if action.retry_after else {}
-            return self._send_raw(action.status, action.body.encode(), headers)
+            return self._send_raw(
+                action.status, action.body.replace("{auth}", auth).encode(), headers
+            )
         if isinstance(action, Garbage):
             return self._send_raw(200, action.body, {})
+        if isinstance(action, Trickle):
+            return self._trickle(_envelope(path, body["model"], action.text), action)
+        if isinstance(action, Huge):
+            return self._huge(path, body["model"], action)
+        if isinstance(action, Redirect):
+            return self._send_raw(action.status, b"", {"Location": action.location})
         self.close_connection = True  # Drop: hang up without a reply
 
     def _embed(self, path: str, body: Any) -> None:
@@ -256,16 +303,56 @@ class _Handler(BaseHTTPRequestHandler):
             200, {"data": [{"index": i, "embedding": v} for i, v in enumerate(vectors)]}
         )
 
-    def _send(self, status: int, payload: Any) -> None:
-        self._send_raw(status, json.dumps(payload).encode(), {"Content-Type": "application/json"})
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        if self.fake.echo_headers and isinstance(payload, dict):
+            payload = {**payload, "echo": dict(self.headers.items())}
+        headers = {"Content-Type": "application/json", **(headers or {})}
+        self._send_raw(status, json.dumps(payload).encode(), headers)
 
     def _send_raw(self, status: int, data: bytes, headers: dict[str, str]) -> None:
         self.send_response(status)
+        if self.fake.echo_headers:
+            self.send_header("X-Echo", "; ".join(f"{k}={v}" for k, v in self.headers.items()))
         for name, value in headers.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _trickle(self, payload: Any, action: Trickle) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        try:
+            for i in range(0, len(data), action.step):
+                self.wfile.write(data[i : i + action.step])
+                self.wfile.flush()
+                time.sleep(action.interval)
+        except OSError:  # the client gave up: that is the point
+            self.close_connection = True
+
+    def _huge(self, path: str, model: str, action: Huge) -> None:
+        head, tail = json.dumps(_envelope(path, model, "\0")).encode().split(b"\\u0000")
+        filler = max(0, action.size - len(head) - len(tail))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if action.declare_length:
+            self.send_header("Content-Length", str(len(head) + filler + len(tail)))
+        else:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = not action.declare_length
+        try:
+            self.wfile.write(head)
+            block = b"x" * 65536
+            while filler > 0:
+                self.wfile.write(block[: min(filler, len(block))])
+                filler -= len(block)
+            self.wfile.write(tail)
+        except OSError:  # the client stopped reading at its cap
+            self.close_connection = True
 
 
 def _envelope(path: str, model: str, text: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from ragtui.commands.common import (
 from ragtui.core.errors import RagtuiError
 from ragtui.core.queries import RunRow
 from ragtui.core.views import case_lines, run_rows
-from ragtui.format import printable, pts, short_metrics
+from ragtui.format import json_text, one_line, printable, pts, short_metrics
 
 
 @click.command("open")
@@ -48,7 +48,7 @@ def runs_command(path: str | None, path_option: str | None, as_json: bool) -> No
                 "metrics": metrics,
                 "runs": [r.to_json() for r in rows],
             }
-            click.echo(json.dumps(out, indent=2, default=str, ensure_ascii=True, allow_nan=False))
+            click.echo(json_text(out, indent=2, default=str, allow_nan=False))
             return
     from rich.console import Console
     from rich.table import Table
@@ -60,7 +60,7 @@ def runs_command(path: str | None, path_option: str | None, as_json: bool) -> No
     table.add_column("N", justify="right", no_wrap=True)
     shorts = short_metrics(metrics)
     for metric in metrics:
-        table.add_column(shorts[metric], justify="right", no_wrap=True)
+        table.add_column(_literal(shorts[metric]), justify="right", no_wrap=True)
     for row in rows:
         cells = (
             row.id,
@@ -76,7 +76,7 @@ def runs_command(path: str | None, path_option: str | None, as_json: bool) -> No
     Console(highlight=False, width=max(shutil.get_terminal_size().columns, 240)).print(table)
     legend = ", ".join(f"{shorts[m]} = {m}" for m in metrics)
     click.echo(
-        printable(f"means in points (0-100); — = no scores; (n err) = n scores failed; {legend}")
+        one_line(f"means in points (0-100); — = no scores; (n err) = n scores failed; {legend}")
     )
 
 
@@ -103,28 +103,20 @@ def show_command(run: str, case: str | None, path_option: str | None, as_json: b
             if as_json:
                 from ragtui.core.runfile import header_to_json
 
-                click.echo(
-                    json.dumps(
-                        {"run": header_to_json(header), "cases": cases},
-                        indent=2,
-                        default=str,
-                        ensure_ascii=True,
-                        allow_nan=False,
-                    )
-                )
+                out = {"run": header_to_json(header), "cases": cases}
+                click.echo(json_text(out, indent=2, default=str, allow_nan=False))
                 return
-            click.echo(
-                f"run {header.id}  name {header.name}  kind {header.kind}  created {header.created_at}"
-            )
-            click.echo(
-                f"config {json.dumps(dict(header.config), sort_keys=True)}  key {header.config_key}"
-            )
-            click.echo(
-                f"judge {header.judge.model} ({header.judge.provider}) prompt {header.judge.prompt_hash}"
-            )
-            click.echo(f"{len(cases)} cases")
+            h = header
+            lines = [
+                f"run {h.id}  name {h.name}  kind {h.kind}  created {h.created_at}",
+                f"config {json.dumps(dict(h.config), sort_keys=True)}  key {h.config_key}",
+                f"judge {h.judge.model} ({h.judge.provider}) prompt {h.judge.prompt_hash}",
+                f"{len(cases)} cases",
+            ]
+            for line in lines:
+                click.echo(one_line(line))
             for row in cases:
-                click.echo(f"  {row['case_id']}  {_one_line(row['question'], 90)}")
+                click.echo(f"  {one_line(row['case_id'])}  {_one_line(row['question'], 90)}")
             return
         found = store.case(run_id, case)
         if found is None:
@@ -132,15 +124,13 @@ def show_command(run: str, case: str | None, path_option: str | None, as_json: b
     if as_json:
         from ragtui.core.runfile import case_to_json
 
-        click.echo(json.dumps(case_to_json(found), indent=2, ensure_ascii=True, allow_nan=False))
+        click.echo(json_text(case_to_json(found), indent=2, allow_nan=False))
         return
     for line in case_lines(found):
-        click.echo(line)
+        click.echo(printable(line))  # case_lines made it printable; tab and newline stay
 
 
 def _one_line(text: str, width: int) -> str:
-    from ragtui.format import printable
-
     flat = " ".join(printable(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
@@ -148,6 +138,4 @@ def _one_line(text: str, width: int) -> str:
 def _literal(value: str) -> Any:
     from rich.text import Text
 
-    from ragtui.format import printable
-
-    return Text(printable(value))
+    return Text(one_line(value))

@@ -10,15 +10,17 @@ from typing import Any
 
 import click
 
+from ragtui import config as config_module
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
-from ragtui.format import printable
+from ragtui.format import one_line
 from ragtui.services.workspace import Workspace, open_workspace, resolve_folder, writable_folder
 
 __all__ = [
     "announce",
     "folder_json",
     "folder_option",
+    "load_config",
     "open_store",
     "open_ws",
     "pick_folder",
@@ -57,9 +59,9 @@ def folder_json(workspace: Workspace) -> dict[str, Any]:
 def announce(workspace: Workspace) -> None:
     """The folder's notices and skipped files, one line each on stderr."""
     for line in workspace.notices:
-        click.echo(f"notice: {printable(line)}", err=True)
+        click.echo(f"notice: {one_line(line)}", err=True)
     for problem in workspace.store.problems:
-        click.echo(f"skipped: {printable(str(problem))}", err=True)
+        click.echo(f"skipped: {one_line(problem)}", err=True)
 
 
 def open_ws(path: str | Path | None, *, quiet: bool = False) -> Workspace:
@@ -75,6 +77,15 @@ def open_store(path: str | Path | None, *, announce: bool = True) -> Store:
     return open_ws(path, quiet=not announce).store
 
 
+def load_config(folder: str | Path | None) -> config_module.Config:
+    """The settings for this folder (see ragtui.config), its notices (sections of a folder's
+    ragtui.toml that were ignored) printed on stderr."""
+    config = config_module.load_config(folder)
+    for line in config.notices:
+        click.echo(f"notice: {one_line(line)}", err=True)
+    return config
+
+
 def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     """Turn the project's own errors into one line on stderr (click's "Error: ...", exit 1)."""
 
@@ -83,6 +94,6 @@ def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return func(*args, **kwargs)
         except RagtuiError as err:
-            raise click.ClickException(printable(str(err))) from None
+            raise click.ClickException(one_line(err)) from None
 
     return wrapper

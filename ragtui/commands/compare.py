@@ -7,7 +7,6 @@ Exit codes: 0 ok / gate passed, 1 gate failed, 2 usage or input error, 3 gate un
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from ragtui.core.compare import Comparison, MetricResult, compare_runs
 from ragtui.core.errors import RagtuiError
 from ragtui.core.stats import DEFAULT_SEED
 from ragtui.core.store import Store
-from ragtui.format import interval, p_value, printable, pts, signed_pts
+from ragtui.format import interval, json_text, one_line, p_value, pts, signed_pts
 
 __all__ = ["COMMANDS", "comparison_lines", "print_comparison", "render_report"]
 
@@ -155,14 +154,14 @@ def _table(c: Comparison):  # -> rich Table; rich is imported only by the CLI
         + (f", mean of {len(c.reruns_b)} reruns" if len(c.reruns_b) > 1 else "")
         + f"  · margin ±{fmt.margin_pts(c.margin)} points"
     )
-    table = Table(title=Text(printable(title)), box=None, header_style="bold")
+    table = Table(title=Text(one_line(title)), box=None, header_style="bold")
     for col in COLUMNS:
         table.add_column(col, justify="left" if col in ("metric", "method", "verdict") else "right")
     for m in c.metrics:
         style = {"improved": "green", "regressed": "red"}.get(m.verdict, "")
         cells = table_cells(m)
         table.add_row(
-            *(Text(printable(x)) for x in cells[:-1]), Text(printable(cells[-1]), style=style)
+            *(Text(one_line(x)) for x in cells[:-1]), Text(one_line(cells[-1]), style=style)
         )
     return table
 
@@ -174,12 +173,12 @@ def print_comparison(c: Comparison) -> None:
     width = None if sys.stdout.isatty() else 200
     Console(highlight=False, width=width).print(_table(c))
     for line in comparison_lines(c):
-        click.echo(printable(line))
+        click.echo(one_line(line))
 
 
 def dump_json(data: object) -> str:
     """Strict JSON: a NaN or infinity anywhere is a bug, never output."""
-    return json.dumps(data, ensure_ascii=False, allow_nan=False)
+    return json_text(data, allow_nan=False)
 
 
 @click.command("compare")
@@ -293,11 +292,11 @@ def gate_command(
         store.close()
     result = decide_gate(c, floors, means, min_cases=min_cases)
     for m in c.metrics:
-        click.echo("     " + printable(fmt.gate_metric_line(m, c.margin)))
+        click.echo("     " + one_line(fmt.gate_metric_line(m, c.margin)))
     for w in c.warnings:
-        click.echo("!    " + printable(fmt.note_text(w)))
+        click.echo("!    " + one_line(fmt.note_text(w)))
     for check in result.checks:
-        click.echo(printable(fmt.gate_check_text(check, c.margin)))
+        click.echo(one_line(fmt.gate_check_text(check, c.margin)))
     click.echo(fmt.gate_summary(result, undecided_passes))
     sys.exit(result.exit_code(undecided_passes))
 
@@ -342,7 +341,7 @@ def report_command(
         Path(output).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise RagtuiError(f"{output}: cannot be written ({exc.strerror})") from None
-    click.echo(f"wrote {output}")
+    click.echo(f"wrote {one_line(output)}")
 
 
 COMMANDS: list[click.Command] = [compare_command, gate_command, report_command]

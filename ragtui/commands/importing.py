@@ -1,7 +1,9 @@
 """`ragtui import FILE...`: foreign result files -> native run files in runs/ (or --into DIR).
 
 Each file succeeds or fails alone; a file's runs are all written or none; importing the same
-content twice is a no-op with a notice (matched by the source file's sha256 or the run id).
+content twice is a no-op with a notice (matched by the source file's sha256, which every
+written run records). File names come from `ragtui.core.paths`, never from a run id; a run
+whose id is taken gets a suffixed id (`id-2`) and a notice, so both runs survive.
 """
 
 from __future__ import annotations
@@ -11,14 +13,12 @@ from pathlib import Path
 import click
 
 from ragtui.core.errors import RagtuiError
-from ragtui.core.model import RunFile
-from ragtui.core.runfile import SUFFIX, write_run_file
-from ragtui.core.store import Store
-from ragtui.importers import REGISTRY, ImportFormatError, ImportOptions, detect, load_file
-from ragtui.importers._common import file_sha256
+from ragtui.format import one_line
+from ragtui.importers import REGISTRY, ImportOptions
 from ragtui.importers.folder import foreign_files
 from ragtui.importers.generic import FIELDS
 from ragtui.importers.scales import parse_scale
+from ragtui.services.importing import import_file, open_into
 
 DEFAULT_INTO = Path("runs")
 
@@ -87,72 +87,13 @@ def _expand_folders(paths: list[Path]) -> list[Path]:
             found = foreign_files(path)
             if not found:
                 click.echo(
-                    f"notice: {path}: no result files (csv/json/jsonl/eval/md) in it", err=True
+                    f"notice: {one_line(path)}: no result files (csv/json/jsonl/eval/md) in it",
+                    err=True,
                 )
             out.extend(found)
         else:
             out.append(path)
     return out
-
-
-def _summary(run_file: RunFile) -> str:
-    metrics: list[str] = []
-    errors = 0
-    for case in run_file.cases:
-        metrics.extend(m for m in (*case.scores, *case.errors) if m not in metrics)
-        errors += len(case.errors)
-    run = run_file.run
-    tail = f", {errors} failed scores" if errors else ""
-    return f"{run.id}  {run.name!r}  {len(run_file.cases)} cases  metrics: {', '.join(metrics) or '-'}{tail}"
-
-
-def import_file(
-    store: Store, into: Path, path: Path, fmt: str | None, options: ImportOptions
-) -> tuple[list[str], list[str]]:
-    """Import one file: (lines for written runs, notices). Raises RagtuiError on failure."""
-    if not path.is_file():
-        raise ImportFormatError(f"{path}: no such file")
-    runs = store.runs().to_pylist()
-    known_ids = {r["run_id"] for r in runs}
-    sha = file_sha256(path)
-    by_sha = [r["run_id"] for r in runs if r.get("source_sha256") == sha]
-    if by_sha:
-        return [], [
-            f"{path}: already imported (same content) as {', '.join(sorted(by_sha))}; nothing to do"
-        ]
-    if fmt is None and options.mapping:
-        try:
-            fmt = detect(path).name
-        except ImportFormatError:
-            fmt = "generic"  # --map names the columns of a table no sniffer knows
-    lines: list[str] = []
-    notices: list[str] = []
-    run_files = load_file(path, fmt, options, notices)
-    fresh = []
-    for run_file in run_files:
-        if run_file.run.id in known_ids:
-            notices.append(f"{path}: run {run_file.run.id} is already in {into}; nothing to do")
-        else:
-            fresh.append(run_file)
-    written: list[tuple[Path, RunFile]] = []
-    try:
-        for run_file in fresh:
-            target = into / f"{run_file.run.id}{SUFFIX}"
-            if target.resolve() == path.resolve():
-                continue
-            written.append((write_run_file(target, run_file.run, run_file.cases), run_file))
-        for target, run_file in written:
-            store.index_file(target)
-            lines.append(_summary(run_file))
-    except (OSError, RagtuiError) as exc:
-        for target, _ in written:  # all of a file's runs or none
-            target.unlink(missing_ok=True)
-        store.refresh()
-        detail = exc.strerror if isinstance(exc, OSError) else str(exc)
-        raise ImportFormatError(
-            f"{path}: not imported: cannot write into {into} ({detail})"
-        ) from None
-    return lines, notices
 
 
 @click.command("import")
@@ -220,28 +161,23 @@ def import_command(
         scales=_scales(scale_args),
     )
     try:
-        into.mkdir(parents=True, exist_ok=True)
-        store = Store.open(into)
-    except (OSError, RagtuiError) as exc:
-        raise click.ClickException(f"{into}: cannot open the runs folder ({exc})") from None
+        store = open_into(into)
+    except RagtuiError as err:
+        raise click.ClickException(one_line(err)) from None
     failed = 0
-    try:
-        if store.read_only:
-            raise click.ClickException(
-                f"{into} is read-only (or held by another ragtui): nothing imported"
-            )
+    with store:
+        for line in store.notices:  # e.g. the dashboard has the folder open: it indexes too
+            click.echo(f"notice: {one_line(line)}", err=True)
         for path in paths:
             try:
                 lines, notices = import_file(store, into, path, fmt, options)
             except RagtuiError as err:
                 failed += 1
-                click.echo(f"error: {err}", err=True)
+                click.echo(f"error: {one_line(err)}", err=True)
                 continue
             for line in notices:
-                click.echo(f"notice: {line}", err=True)
+                click.echo(f"notice: {one_line(line)}", err=True)
             for line in lines:
-                click.echo(line)
-    finally:
-        store.close()
+                click.echo(one_line(line))
     if failed:
         raise click.ClickException(f"{failed} of {len(paths)} file(s) not imported")

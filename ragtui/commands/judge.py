@@ -8,17 +8,15 @@ line on stderr and a non-zero exit; finished cases stay in the run file for the 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ragtui.commands.common import open_ws, user_errors, writable_folder
-from ragtui.config import load_config
+from ragtui.commands.common import load_config, open_ws, user_errors, writable_folder
 from ragtui.core.errors import RagtuiError
-from ragtui.format import printable
+from ragtui.format import json_text, one_line
 from ragtui.judge.runner import BatchResult, Progress
 from ragtui.services.judging import (
     NoiseCheck,
@@ -28,6 +26,7 @@ from ragtui.services.judging import (
     pick_judge,
     rejudge,
 )
+from ragtui.trust import user_config_path
 
 
 def _judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -94,17 +93,17 @@ class _Bar:
         counts = f"{p.scored} scored · {p.parse_failures} parse failures · {p.errors} errors"
         if key not in self._tasks:
             self._tasks[key] = self._progress.add_task(
-                escape(label or self._label), total=p.total, counts=counts
+                escape(one_line(label or self._label)), total=p.total, counts=counts
             )
         self._progress.update(self._tasks[key], completed=p.done, counts=counts)
 
 
 def _report(result: BatchResult) -> None:
-    click.echo(printable(result.summary()))
+    click.echo(one_line(result.summary()))
     for sample in result.error_samples:
-        click.echo(f"  {printable(sample)}")
+        click.echo(f"  {one_line(sample)}")
     if result.path.exists():
-        click.echo(f"wrote {printable(str(result.path))}")
+        click.echo(f"wrote {one_line(str(result.path))}")
     else:
         click.echo("nothing judged: no run written")
 
@@ -148,7 +147,7 @@ def rejudge_command(
     if as_json:
         p = result.progress
         click.echo(
-            json.dumps(
+            json_text(
                 {
                     "run_id": result.run_id,
                     "path": str(result.path) if result.path.exists() else None,
@@ -176,15 +175,16 @@ def judges_command(path: str | None) -> None:
     config = load_config(Path(path) if path else None)
     if not config.judges:
         raise RagtuiError(
-            f"no judges configured (add [judges.NAME] tables to {config.path or 'ragtui.toml'})"
+            f"no judges configured (add [judges.NAME] tables to {user_config_path()})"
         )
 
     problems = asyncio.run(check_judges(list(config.judges.values())))
-    click.echo(f"judges in {config.path}")
+    click.echo(f"judges in {one_line(', '.join(map(str, config.paths)))}")
     for judge, problem in zip(config.judges.values(), problems, strict=True):
         key = f" key ${judge.api_key_env}" if judge.api_key_env else ""
         status = "ok" if problem is None else f"FAILED: {problem}"
-        click.echo(f"  {judge.name}: {judge.provider} {judge.model} at {judge.url}{key} — {status}")
+        line = f"  {judge.name}: {judge.provider} {judge.model} at {judge.url}{key} — {status}"
+        click.echo(one_line(line))  # the URL never holds a password (see JudgeConfig)
     failed = sum(p is not None for p in problems)
     if failed:
         raise click.ClickException(f"{failed} of {len(problems)} judges not usable")
@@ -227,7 +227,7 @@ def noise_command(
                     times=times,
                     metrics=list(metrics) or None,
                     against=against,
-                    on_line=lambda line: click.echo(printable(line), err=True),
+                    on_line=lambda line: click.echo(one_line(line), err=True),
                 )
             )
         else:
@@ -246,14 +246,14 @@ def noise_command(
                     )
                 )
         if as_json:
-            click.echo(json.dumps(_noise_json(check), ensure_ascii=True, allow_nan=False))
+            click.echo(json_text(_noise_json(check), allow_nan=False))
             return
         for result in check.batches:
-            click.echo(printable(result.summary()))
+            click.echo(one_line(result.summary()))
         for line in noise_lines(check.noise, workspace.margin):
-            click.echo(printable(line))
+            click.echo(one_line(line))
         if check.note:
-            click.echo(printable(check.note))
+            click.echo(one_line(check.note))
         if check.comparison is not None:
             _print_comparison(check)
 

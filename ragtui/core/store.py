@@ -27,6 +27,7 @@ from ragtui.core import committer, indexer, queries, tables
 from ragtui.core.errors import RagtuiError, RunFileError, StoreError, shown_path
 from ragtui.core.indexer import IndexReport
 from ragtui.core.model import Case, Run
+from ragtui.core.paths import move_planted_links, planted
 from ragtui.core.queries import RunRow
 from ragtui.core.runfile import read_case_at
 from ragtui.core.tables import SCHEMA_VERSION
@@ -55,7 +56,8 @@ class Store:
         self._write_lock = threading.RLock()
         self._rebuild_lock = threading.Lock()
         self._generation = 0
-        self.read_only = read_only
+        self.read_only = read_only  # the folder cannot be written: commands that write refuse
+        self.private = read_only  # the index is an in-memory copy of this process's own
         self.notices = notices
         self.problems: list[RagtuiError] = []
 
@@ -72,27 +74,32 @@ class Store:
         folder = Path(folder).resolve()  # file keys must not depend on the working directory
         path = folder / INDEX_NAME
         notices: list[str] = []
-        read_only = False
-        if not _writable(folder, path):
+        read_only = private = False  # private: an in-memory index of our own
+        fixed = (INDEX_NAME, INDEX_NAME + ".wal")  # a planted symlink would be written through
+        notices += move_planted_links(folder, fixed)
+        if planted(folder, fixed) or not _writable(folder, path):
             notices.append(
                 f"{shown_path(folder)} is read-only: browsing with an in-memory index; "
                 "commands that write fail"
             )
-            con, read_only = duckdb.connect(":memory:"), True
+            con, read_only, private = duckdb.connect(":memory:"), True, True
         else:
             try:
                 con = _connect(path)
             except duckdb.Error as exc:
                 if "could not set lock" in str(exc).lower() and not _is_damage(exc):
+                    # The folder is still writable: run files written here (an import, a
+                    # re-judge) land, and the ragtui holding the index picks them up.
                     notices.append(
-                        f"another ragtui holds {shown_path(path)}: browsing read-only with a "
-                        "private in-memory index"
+                        f"another ragtui holds {shown_path(path)}: using a private in-memory "
+                        "index; run files written here are picked up by the other one"
                     )
-                    con, read_only = duckdb.connect(":memory:"), True
+                    con, private = duckdb.connect(":memory:"), True
                 else:
                     notices.append(_moved_aside(path, exc))
                     con = _connect_fresh(path)
         store = cls(folder, con, read_only=read_only, notices=notices)
+        store.private = private
         store._guard(store._prepare)
         if refresh:
             store.refresh()

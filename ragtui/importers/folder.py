@@ -2,17 +2,24 @@
 
 `ragtui` opened on a folder calls `import_foreign_files(folder)` before indexing it: every
 CSV/JSON/JSONL/.eval/Markdown file that is not a native run file is converted into
-`folder/imported/<run_id>.ragtui.jsonl`, unless a native file already records its sha256.
+`folder/imported/`, unless a native file already records its sha256 (`source.sha256`; a
+native-looking `.jsonl` gets it too, so it is converted once, not on every open).
+
+The folder is untrusted: file names come from `ragtui.core.paths` (never from a run id), no
+existing file is overwritten, and a run whose id another run of the folder already has is
+imported under a suffixed id (`id-2`) with a notice, so both survive.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from ragtui.core.errors import RagtuiError
+from ragtui.core.model import Run, RunFile, SourceInfo
+from ragtui.core.paths import free_run_id, new_run_path, read_header
 from ragtui.core.runfile import SUFFIX, write_run_file
 from ragtui.importers import load_file
 from ragtui.importers._common import file_sha256
@@ -55,28 +62,26 @@ def foreign_files(folder: Path) -> list[Path]:
 
 def converted_shas(folder: Path) -> set[str]:
     """sha256 of every source file some native run file in the folder was imported from."""
-    shas = set()
+    return _native_headers(folder)[0]
+
+
+def _native_headers(folder: Path) -> tuple[set[str], set[str]]:
+    """(source sha256s, run ids) of the folder's native run files, from their header lines."""
+    shas: set[str] = set()
+    ids: set[str] = set()
     for root, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in files:
             if not name.endswith(SUFFIX) or name.startswith("."):
                 continue
-            sha = _source_sha(Path(root) / name)
-            if sha:
+            header = read_header(Path(root) / name)
+            source = header.get("source")
+            sha = source.get("sha256") if isinstance(source, dict) else None
+            if isinstance(sha, str):
                 shas.add(sha)
-    return shas
-
-
-def _source_sha(path: Path) -> str | None:
-    # only the header line is needed; the index reports broken run files, here they mean "no sha"
-    try:
-        with path.open("rb") as handle:
-            header = json.loads(handle.readline())
-    except (OSError, ValueError, RecursionError):
-        return None
-    source = header.get("source") if isinstance(header, dict) else None
-    sha = source.get("sha256") if isinstance(source, dict) else None
-    return sha if isinstance(sha, str) else None
+            if isinstance(header.get("id"), str):
+                ids.add(header["id"])
+    return shas, ids
 
 
 def _one_line(err: RagtuiError) -> str:
@@ -109,7 +114,7 @@ def import_foreign_files(
     ]
     if not candidates:
         return [], []
-    done = converted_shas(folder)
+    done, ids = _native_headers(folder)
     pending: list[tuple[Path, str]] = []
     notices: list[str] = []
     for path in candidates:
@@ -137,21 +142,39 @@ def import_foreign_files(
             notices.append(f"not imported: {_one_line(err)}")
             continue
         paths = []
+        fresh = set(ids)
         try:
             for run_file in run_files:
-                target = folder / IMPORTED / f"{run_file.run.id}{SUFFIX}"
-                paths.append(write_run_file(target, run_file.run, run_file.cases))
-        except OSError as exc:
+                run = recorded_run(run_file, path, sha, fresh, notices)
+                target = new_run_path(folder / IMPORTED, run.id, root=folder)
+                paths.append(write_run_file(target, run, run_file.cases))
+        except (OSError, RagtuiError) as exc:
             for p in paths:  # all runs of a file or none
                 p.unlink(missing_ok=True)
-            notices.append(
-                f"not imported: {path}: cannot write {folder / IMPORTED} ({exc.strerror})"
-            )
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+            notices.append(f"not imported: {path}: cannot write {folder / IMPORTED} ({why})")
             continue
         done.add(sha)
+        ids = fresh
         written.extend(paths)
         cases = sum(len(r.cases) for r in run_files)
         source = run_files[0].run.source
-        fmt = source.format if source else "?"
+        fmt = source.format if source else "native"
         notices.append(f"imported {path} ({fmt}): {len(run_files)} run(s), {cases} cases")
     return written, notices
+
+
+def recorded_run(run_file: RunFile, path: Path, sha: str, ids: set[str], notices: list[str]) -> Run:
+    """The run header to write: the source file's sha256 recorded (so the file is converted
+    once), and an id no other run of the folder has (`ids` gains it)."""
+    run = run_file.run
+    source = run.source
+    if source is None or source.sha256 != sha:  # a native-looking .jsonl names no source
+        source = SourceInfo(format="native", path=str(path), sha256=sha)
+    run_id = free_run_id(run.id, ids)
+    if run_id != run.id:
+        notices.append(
+            f"{path}: run id {run.id!r} is already used in this folder; imported as {run_id!r}"
+        )
+    ids.add(run_id)
+    return replace(run, id=run_id, source=source)

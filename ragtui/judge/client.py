@@ -1,21 +1,28 @@
 """HTTP client for one judge: Ollama or any OpenAI-compatible server.
 
-One long-lived `httpx.AsyncClient` per judge, a semaphore bounding requests in flight, a timeout
-per request, and retries with exponential backoff and jitter on connection errors, timeouts,
-429 (Retry-After honoured) and 5xx. Other 4xx are the caller's mistake and are not retried.
-Streaming is always off. The API key lives only in the client's headers: error messages name
-the judge and the URL, never a header.
+One long-lived `httpx.AsyncClient` per judge, a semaphore bounding requests in flight, one
+deadline per request (connect to last byte: a server trickling its reply cannot hold a request
+longer than `timeout`), a cap on the reply size (read as it streams in, stopped at the cap), and
+retries with exponential backoff and jitter on connection errors, timeouts, 429 (Retry-After
+honoured) and 5xx. Other 4xx are the caller's mistake and are not retried; so is a reply over
+the cap. The judge's own generation is never streamed.
+
+A judge server is untrusted. The API key (or the URL's password) goes only to the judge's own
+host (no redirects are followed), and every text that comes back (reply content, model names,
+error bodies) has the key and password masked before anyone stores, caches or shows it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import json
 import random
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -25,6 +32,8 @@ from ragtui.core.errors import RagtuiError
 MAX_RETRY_AFTER = 120.0  # seconds; a server asking for longer is treated as down
 MAX_BACKOFF = 30.0
 MAX_CONNECT_RETRIES = 2
+MAX_REPLY_BYTES = 4 << 20  # a judge's reply is a few KB; a model list a few hundred
+MASK = "***"
 
 
 class JudgeError(RagtuiError):
@@ -49,6 +58,10 @@ class JudgeProtocolError(JudgeError):
     """A 2xx reply that is not the provider's response shape (not JSON, fields missing)."""
 
 
+class JudgeReplyTooLarge(JudgeError):
+    """A reply over MAX_REPLY_BYTES: reading stopped at the cap; an error for that call."""
+
+
 Message = Mapping[str, str]  # {"role": "system" | "user", "content": "..."}
 
 
@@ -57,22 +70,28 @@ class JudgeClient:
 
     def __init__(self, config: JudgeConfig, *, transport: httpx.AsyncBaseTransport | None = None):
         self.config = config
-        self.base = config.url.rstrip("/")
-        headers = {"Accept": "application/json"}
+        self.base = config.url.rstrip("/")  # never holds a user or password (JudgeConfig)
+        self._origin = _origin(httpx.URL(self.base))
+        # identity: a compressed reply could inflate far past the size cap between two reads
+        headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
         key = config.api_key()
-        self._key = key  # kept only to mask it in error text
+        auth = None
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        elif config.password is not None:
+            auth = httpx.BasicAuth(config.username or "", config.password)
+        self._secrets = _secret_forms(key, config.username, config.password)
         self._semaphore = asyncio.Semaphore(config.concurrency)
         limits = httpx.Limits(
             max_connections=config.concurrency, max_keepalive_connections=config.concurrency
         )
         self._http = httpx.AsyncClient(
             headers=headers,
+            auth=auth,
             timeout=httpx.Timeout(config.timeout),
             limits=limits,
             transport=transport,
-            follow_redirects=False,
+            follow_redirects=False,  # a redirect would carry the key elsewhere: it is an error
         )
         self.calls = 0  # HTTP attempts made, retries included
         self.retried = 0
@@ -109,13 +128,13 @@ class JudgeClient:
             if json_reply:
                 body["format"] = "json"
             data = await self._request("POST", self.base + "/api/chat", body)
-            return _field(data, ("message", "content"), self.config, "/api/chat")
+            return self.mask(_field(data, ("message", "content"), self.config, "/api/chat"))
         # No response_format here: servers disagree on it (LM Studio wants json_schema, older
         # llama.cpp rejects it), and the prompts ask for JSON and the parser is tolerant.
         body = {"model": model, "messages": list(messages), "stream": False, **self._options()}
         url = self._openai("/chat/completions")
         data = await self._request("POST", url, body)
-        return _field(data, ("choices", 0, "message", "content"), self.config, url)
+        return self.mask(_field(data, ("choices", 0, "message", "content"), self.config, url))
 
     async def generate(self, prompt: str, *, system: str | None = None) -> str:
         """Ollama's /api/generate (single prompt); OpenAI servers get a one-message chat."""
@@ -133,7 +152,10 @@ class JudgeClient:
         if system:
             body["system"] = system
         data = await self._request("POST", self.base + "/api/generate", body)
-        return _field(data, ("response",), self.config, "/api/generate")
+        reply = _field(data, ("response",), self.config, "/api/generate")
+        if not isinstance(reply, str):
+            raise JudgeProtocolError(f"judge {self.config.name}: /api/generate reply is not text")
+        return self.mask(reply)
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         model = self.config.model
@@ -162,11 +184,13 @@ class JudgeClient:
         if self.config.provider == "ollama":
             data = await self._request("GET", self.base + "/api/tags", None, retry=False)
             items = _field(data, ("models",), self.config, "/api/tags")
-            return [str(m.get("name") or m.get("model")) for m in items if isinstance(m, dict)]
-        url = self._openai("/models")
-        data = await self._request("GET", url, None, retry=False)
-        items = _field(data, ("data",), self.config, url)
-        return [str(m.get("id")) for m in items if isinstance(m, dict)]
+            names = [str(m.get("name") or m.get("model")) for m in _dicts(items)]
+        else:
+            url = self._openai("/models")
+            data = await self._request("GET", url, None, retry=False)
+            items = _field(data, ("data",), self.config, url)
+            names = [str(m.get("id")) for m in _dicts(items)]
+        return [self.mask(n) for n in names]
 
     async def check(self) -> str | None:
         """None when the server is reachable and offers the model, else the problem in one line."""
@@ -184,8 +208,24 @@ class JudgeClient:
 
     # ------------------------------------------------------------ transport
 
+    def mask(self, text: str) -> str:
+        """`text` with the key and the URL password (in every form a server could echo them:
+        raw, percent- or JSON-escaped, as a Basic auth token) replaced by ***."""
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, MASK)
+        return text
+
     async def _request(
         self, method: str, url: str, body: Mapping[str, Any] | None, *, retry: bool = True
+    ) -> Any:
+        try:
+            return await self._attempts(method, url, body, retry)
+        except JudgeError as exc:  # every message may quote the server: mask it once, here
+            raise _masked(exc, self.mask) from None
+
+    async def _attempts(
+        self, method: str, url: str, body: Mapping[str, Any] | None, retry: bool
     ) -> Any:
         cfg = self.config
         attempts = 1 + (cfg.retries if retry else 0)
@@ -195,12 +235,13 @@ class JudgeClient:
                 wait = self._backoff(attempt)
                 self.calls += 1
                 try:
-                    response = await self._http.request(method, url, json=body)
+                    async with asyncio.timeout(cfg.timeout):  # one deadline, whole reply read
+                        status, headers, data = await self._send(method, url, body)
                 except httpx.ConnectError as exc:
                     error: JudgeError = JudgeUnreachable(
                         f"judge {cfg.name}: cannot connect to {self.base} ({_reason(exc)})"
                     )
-                except httpx.TimeoutException:
+                except (httpx.TimeoutException, TimeoutError):
                     error = JudgeTimeout(
                         f"judge {cfg.name}: no reply from {url} within {cfg.timeout:g} s"
                     )
@@ -209,18 +250,16 @@ class JudgeClient:
                         f"judge {cfg.name}: connection to {self.base} broke ({_reason(exc)})"
                     )
                 else:
-                    status = response.status_code
                     if status < 300:
-                        return _decode(response, cfg, url)
+                        return _decode(data, cfg, url)
                     error = JudgeHTTPError(
-                        f"judge {cfg.name}: {url} answered HTTP {status}"
-                        + _excerpt(response, self._key),
+                        f"judge {cfg.name}: {url} answered HTTP {status}" + _excerpt(data),
                         status,
                     )
                     if status != 429 and status < 500:
-                        raise error  # a 4xx is our request's fault: retrying cannot help
+                        raise error  # a 4xx (or 3xx) is final: retrying cannot help
                     if status == 429:
-                        wait = max(wait, _retry_after(response) or 0.0)
+                        wait = max(wait, _retry_after(headers) or 0.0)
                 # A refused connection gets at most MAX_CONNECT_RETRIES: a server that is
                 # starting up comes back fast, and one that is down should fail fast.
                 refused = isinstance(error, JudgeUnreachable) and attempt >= MAX_CONNECT_RETRIES
@@ -231,6 +270,34 @@ class JudgeClient:
                 self.retried += 1
                 await asyncio.sleep(wait)
         raise AssertionError("unreachable")
+
+    async def _send(
+        self, method: str, url: str, body: Mapping[str, Any] | None
+    ) -> tuple[int, httpx.Headers, bytes]:
+        """(status, headers, body) with the body read as it streams in, up to the cap."""
+        request = self._http.build_request(method, url, json=body)
+        if _origin(request.url) != self._origin:
+            # every URL is built from the judge's base; anything else must never get the key
+            raise JudgeError(f"judge {self.config.name}: refusing to send a request to {url}")
+        response = await self._http.send(request, stream=True)
+        try:
+            length = response.headers.get("content-length", "")
+            if length.isdigit() and int(length) > MAX_REPLY_BYTES:
+                raise self._too_large(url)
+            data = bytearray()
+            async for chunk in response.aiter_bytes():
+                data += chunk
+                if len(data) > MAX_REPLY_BYTES:
+                    raise self._too_large(url)
+        finally:
+            await response.aclose()
+        return response.status_code, response.headers, bytes(data)
+
+    def _too_large(self, url: str) -> JudgeReplyTooLarge:
+        return JudgeReplyTooLarge(
+            f"judge {self.config.name}: {url} sent a reply over {MAX_REPLY_BYTES >> 20} MB; "
+            "stopped reading it"
+        )
 
     def _backoff(self, attempt: int) -> float:
         base = min(MAX_BACKOFF, self.config.backoff * 2**attempt)
@@ -253,38 +320,65 @@ def _reason(exc: BaseException) -> str:
     return text.splitlines()[0][:120]
 
 
-def _excerpt(response: httpx.Response, secret: str | None = None) -> str:
-    """The start of a reply body, for error messages; a server echoing our key gets it masked."""
-    text = " ".join(response.text.split())
-    if secret:
-        text = text.replace(secret, "***")
-    text = text[:120]
+def _excerpt(data: bytes) -> str:
+    """The start of a reply body, for error messages (masked with the message)."""
+    text = " ".join(data[:2000].decode("utf-8", "replace").split())[:120]
     return f": {text}" if text else ""
 
 
-def _retry_after(response: httpx.Response) -> float | None:
+def _retry_after(headers: httpx.Headers) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
-    value = response.headers.get("retry-after")
+    value = headers.get("retry-after")
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        pass
+        seconds = None
+    if seconds is not None:
+        return max(0.0, seconds) if seconds == seconds else None  # NaN: no usable hint
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError):
         return None
     return max(0.0, when.timestamp() - time.time())
 
 
-def _decode(response: httpx.Response, cfg: JudgeConfig, url: str) -> Any:
+def _decode(data: bytes, cfg: JudgeConfig, url: str) -> Any:
     try:
-        return response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        return json.loads(data)
+    except (ValueError, RecursionError):  # not JSON, bad UTF-8, or nested past reason
         raise JudgeProtocolError(
-            f"judge {cfg.name}: {url} replied with something that is not JSON{_excerpt(response)}"
+            f"judge {cfg.name}: {url} replied with something that is not JSON{_excerpt(data)}"
         ) from None
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port
+
+
+def _dicts(items: Any) -> list[dict[str, Any]]:
+    return [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
+
+
+def _secret_forms(key: str | None, user: str | None, password: str | None) -> list[str]:
+    """Every spelling of the secrets a server could send back, longest first."""
+    forms: set[str] = set()
+    for secret in (key, password):
+        if secret:
+            escaped = json.dumps(secret)[1:-1]
+            forms |= {secret, escaped, escaped.replace("/", "\\/"), quote(secret, safe="")}
+    if password:
+        token = f"{user or ''}:{password}".encode()
+        forms.add(base64.b64encode(token).decode())
+    return sorted(forms, key=len, reverse=True)
+
+
+def _masked(error: JudgeError, mask: Any) -> JudgeError:
+    text = mask(str(error))
+    if isinstance(error, JudgeHTTPError):
+        return JudgeHTTPError(text, error.status)
+    return type(error)(text)
 
 
 def _field(data: Any, path: tuple[str | int, ...], cfg: JudgeConfig, where: str) -> Any:

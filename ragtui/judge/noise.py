@@ -7,7 +7,6 @@ as a `rerun` run with the parent's config key, so `compare_runs` averages them i
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shlex
 import tempfile
@@ -17,11 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ragtui.config import DEFAULT_RERUN_TIMEOUT
 from ragtui.core import stats
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Run
-from ragtui.core.runfile import SUFFIX, is_run_file, read_run_file, write_run_file
+from ragtui.core.paths import new_run_path
+from ragtui.core.runfile import is_run_file, read_run_file, write_run_file
 from ragtui.core.store import Store
+from ragtui.judge.command import command_argv, run_command
 
 
 @dataclass(frozen=True)
@@ -94,8 +96,10 @@ async def pipeline_rerun(
     run_id: str,
     *,
     on_line: Callable[[str], None] | None = None,
+    timeout: float = DEFAULT_RERUN_TIMEOUT,
 ) -> list[Path]:
-    """Run the user's pipeline once and import what it wrote into the runs folder.
+    """Run the user's pipeline once (an argv list, no shell, within `timeout` seconds) and
+    import what it wrote into the runs folder.
 
     Placeholders: {config} (a JSON file with the parent's config), {out} (an empty folder the
     command writes its result files into), {run_id} (the id the new run will get).
@@ -105,17 +109,11 @@ async def pipeline_rerun(
         config_path.write_text(json.dumps(dict(parent.config), indent=2), encoding="utf-8")
         out = Path(tmp) / "out"
         out.mkdir()
-        line = _fill(command, config=str(config_path), out=str(out), run_id=run_id)
-        process = await asyncio.create_subprocess_shell(
-            line, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        argv = command_argv(
+            command, "rerun.command", config=str(config_path), out=str(out), run_id=run_id
         )
-        assert process.stdout is not None
-        async for raw in process.stdout:
-            if on_line:
-                on_line(raw.decode("utf-8", "replace").rstrip("\n"))
-        status = await process.wait()
-        if status != 0:
-            raise RagtuiError(f"rerun command exited with status {status}: {line}")
+        await run_command(argv, timeout=timeout, on_line=on_line)
+        line = shlex.join(argv)
         files = sorted(p for p in out.rglob("*") if p.is_file())
         if not files:
             raise RagtuiError(f"rerun command wrote no result file into {{out}}: {line}")
@@ -138,18 +136,8 @@ async def pipeline_rerun(
                 config_key=parent.config_key,
                 name=f"{parent.name} rerun ({rid})",
             )
-            target = store.folder / (rid + SUFFIX)
+            target = new_run_path(store.folder, rid)  # a name built by ragtui, never the id
             write_run_file(target, header, rf.cases)
             store.index_file(target)
             written.append(target)
         return written
-
-
-def _fill(command: str, **values: str) -> str:
-    """Substitute placeholders, each shell-quoted; an unknown {name} is an error."""
-    try:
-        return command.format(**{k: shlex.quote(v) for k, v in values.items()})
-    except (KeyError, IndexError, ValueError) as exc:
-        raise RagtuiError(
-            f"rerun.command: bad placeholder {exc} (known: {{config}}, {{out}}, {{run_id}})"
-        ) from None

@@ -24,7 +24,8 @@ from typing import Any, TypeVar
 from ragtui.config import JudgeConfig
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Case, JudgeInfo, Run, derive_config_key
-from ragtui.core.runfile import SUFFIX, RunFileAppender, iter_run_file
+from ragtui.core.paths import resumable_run_path
+from ragtui.core.runfile import RunFileAppender, iter_run_file
 from ragtui.core.store import Store
 from ragtui.judge.client import JudgeClient, JudgeError, JudgeUnreachable
 from ragtui.judge.journal import ReplyJournal
@@ -254,8 +255,9 @@ async def judge_run(
             raise RagtuiError(f"run {parent_id} has no case {', '.join(map(repr, missing))}")
         wanted = set(case_ids)
         cases = [c for c in cases if c.case_id in wanted]
-    path = store.folder / (_slug(run.id) + SUFFIX)
-    appender = await asyncio.to_thread(RunFileAppender, path, run)  # reopening resumes it
+    # a name built by ragtui, never the id; reopening an existing file resumes it
+    path = await asyncio.to_thread(resumable_run_path, store.folder, run.id)
+    appender = await asyncio.to_thread(RunFileAppender, path, run)
     own_client = client is None
     client = client or JudgeClient(judge)
     started = asyncio.get_running_loop().time()

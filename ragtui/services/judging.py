@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from ragtui.config import Config, JudgeConfig, adhoc_judge
+from ragtui.config_values import number
 from ragtui.core.compare import Comparison, compare_runs
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Run
@@ -21,6 +22,7 @@ from ragtui.judge.client import JudgeClient
 from ragtui.judge.noise import MetricNoise, pipeline_rerun, rerun_noise
 from ragtui.judge.runner import BatchResult, Progress, default_metrics, judge_run, noise_reruns
 from ragtui.services.workspace import Workspace
+from ragtui.trust import user_config_path
 
 LabelledProgress = Callable[[str, Progress], None]
 
@@ -51,12 +53,11 @@ def pick_judge(
             f"an ad-hoc judge needs --provider, --url and --model (missing {', '.join(missing)})"
         )
     else:
-        known = (
-            ", ".join(sorted(config.judges)) or f"none configured in {config.path or 'ragtui.toml'}"
-        )
+        known = ", ".join(sorted(config.judges)) or f"none configured in {user_config_path()}"
         raise RagtuiError(f"name a judge: --judge NAME ({known}) or --provider/--url/--model")
     overrides = {"timeout": timeout, "concurrency": concurrency}
-    return replace(judge, **{k: v for k, v in overrides.items() if v is not None})
+    checked = {k: number(v, f"--{k}", k) for k, v in overrides.items() if v is not None}
+    return replace(judge, **checked)
 
 
 async def check_judges(judges: Sequence[JudgeConfig]) -> list[str | None]:
@@ -190,8 +191,7 @@ async def full_noise_check(
     `rerun` of the run's config, then the noise floor over the parent and its reruns."""
     config = workspace.require_config()
     if not config.rerun_command:
-        where = config.path or "ragtui.toml (none found)"
-        raise RagtuiError(f'--full needs [rerun] command = "..." in {where}')
+        raise RagtuiError(f'--full needs [rerun] command = "..." in {user_config_path()}')
     store, margin = workspace.store, workspace.margin
     parent_id = await asyncio.to_thread(store.resolve_run, run_ref)
     parent = await asyncio.to_thread(store.run, parent_id)
@@ -206,6 +206,7 @@ async def full_noise_check(
             config.rerun_command,
             f"{parent.id}--full-{stamp}-{i}",
             on_line=None if on_line is None else (lambda line: on_line(f"  | {line}")),
+            timeout=config.rerun_timeout,
         )
         for path in paths:
             ids.append(await asyncio.to_thread(store.index_file, path))

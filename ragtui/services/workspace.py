@@ -114,7 +114,7 @@ def open_workspace(path: str | Path | None) -> Workspace:
     folder, notice = resolve_folder(path)
     config, config_error = read_config(folder)
     store = open_folder(folder, config)
-    notices = [n for n in (notice, config_error) if n]
+    notices = [n for n in (notice, config_error, *config.notices) if n]
     return Workspace(
         folder=folder,
         store=store,

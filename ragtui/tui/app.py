@@ -9,11 +9,13 @@ from typing import ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.widget import Widget
 
 from ragtui.config import DEFAULT_MARGIN
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
+from ragtui.format import one_line
 from ragtui.services.workspace import (
     FolderChanges,
     Workspace,
@@ -74,6 +76,25 @@ class RagtuiApp(App[None]):
         """The practical margin (a fraction), from ragtui.toml, read once with the workspace."""
         return DEFAULT_MARGIN if self.workspace is None else self.workspace.margin
 
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast (screens and widgets notify through here) is shown literally: no
+        markup, and control, bidi and invisible characters made visible (ragtui.format)."""
+        super().notify(
+            one_line(message),
+            title=one_line(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
+
     def on_mount(self) -> None:
         self.push_screen(self.runs_screen)
         if self.notice:
@@ -99,7 +120,7 @@ class RagtuiApp(App[None]):
             self.notify(line, title="notice", severity="warning", timeout=10, markup=False)
         for problem in message.workspace.store.problems:
             self.notify(
-                str(problem), title="skipped file", severity="error", timeout=15, markup=False
+                one_line(problem), title="skipped file", severity="error", timeout=15, markup=False
             )
         self.runs_screen.store_ready(message.workspace.store)
         if self.watch:
@@ -144,7 +165,9 @@ class RagtuiApp(App[None]):
 
     def on_store_failed(self, message: StoreFailed) -> None:
         self.store_error = message.error
-        self.notify(message.error, title="cannot open", severity="error", timeout=30, markup=False)
+        self.notify(
+            one_line(message.error), title="cannot open", severity="error", timeout=30, markup=False
+        )
         self.runs_screen.store_failed(message.error)
 
     # ------------------------------------------------------------ navigation

@@ -114,7 +114,7 @@ def test_margin_is_in_points_and_comes_from_ragtui_toml(history: RunWriter) -> N
     assert given["margin"] == pytest.approx(0.03)
     from ragtui.config import load_config
 
-    (history.folder / "ragtui.toml").write_text("[compare]\nmargin = 0.02\n", encoding="utf-8")
+    (history.folder / "ragtui.toml").write_text("[compare]\nmargin = 2\n", encoding="utf-8")
     expected = load_config(history.folder).margin
     assert expected != 0.05
     configured = json.loads(run("compare", "base-0", "small", folder, "--json").stdout)

@@ -10,8 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from ragtui.cli import cli
+from ragtui.core.model import SourceInfo
 from ragtui.core.runfile import read_run_file
 from ragtui.core.store import Store
+from ragtui.importers._common import file_sha256
 from ragtui.importers.folder import import_foreign_files
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -138,7 +140,10 @@ def test_native_file_is_validated_and_copied(tmp_path: Path) -> None:
     second = tmp_path / "b"
     result = _import(str(native), "--into", str(second))
     assert result.exit_code == 0, result.output
-    assert read_run_file(second / native.name) == read_run_file(native)
+    copy, original = read_run_file(second / native.name), read_run_file(native)
+    assert (copy.run.id, copy.cases) == (original.run.id, original.cases)
+    # the copy records where it came from, so importing it again is recognised
+    assert copy.run.source == SourceInfo("native", str(native), file_sha256(native))
     again = _import(str(native), "--into", str(second))
     assert again.exit_code == 0 and "already" in again.stderr
 

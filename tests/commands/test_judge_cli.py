@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from ragtui.cli import cli
 from ragtui.core.model import Case, Chunk, JudgeInfo, Run, Score
 from ragtui.core.runfile import read_run_file, write_run_file
+from ragtui.trust import user_config_path
 from tests.fakejudge import FakeJudge
 
 SECRET = "sk-live-TOPSECRET-0123456789abcdef"
@@ -140,7 +141,10 @@ def test_bad_judge_choice_is_one_line(tmp_path: Path, server: FakeJudge) -> None
 
 
 def write_toml(folder: Path, fake: FakeJudge, extra: str = "") -> None:
-    (folder / "ragtui.toml").write_text(
+    """Judges go in the user's own config (a runs folder's ragtui.toml may not name judges)."""
+    user_config = user_config_path()
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    user_config.write_text(
         f'[judges.local]\nprovider = "openai"\nurl = "{fake.url}/v1"\nmodel = "judge-1"\n'
         f'api_key_env = "RAGTUI_TEST_SECRET"\nbackoff = 0.01\n'
         f'[judges.gone]\nprovider = "ollama"\nurl = "http://127.0.0.1:9"\nmodel = "x"\n'
@@ -249,7 +253,8 @@ def test_noise_full_runs_the_pipeline(tmp_path: Path) -> None:
         "p.write_text('\\n'.join(json.dumps(x) for x in [header, *rows]) + '\\n')\n",
         encoding="utf-8",
     )
-    (runs / "ragtui.toml").write_text(
+    user_config_path().parent.mkdir(parents=True, exist_ok=True)
+    user_config_path().write_text(
         f'[rerun]\ncommand = "{sys.executable} {script} {{config}} {{out}} {{run_id}}"\n',
         encoding="utf-8",
     )
@@ -368,7 +373,8 @@ def test_noise_full_imports_a_foreign_result(tmp_path: Path) -> None:
         "(pathlib.Path(sys.argv[1]) / 'results.csv').write_text('\\n'.join(rows) + '\\n')\n",
         encoding="utf-8",
     )
-    (runs / "ragtui.toml").write_text(
+    user_config_path().parent.mkdir(parents=True, exist_ok=True)
+    user_config_path().write_text(
         f'[rerun]\ncommand = "{sys.executable} {script} {{out}}"\n', encoding="utf-8"
     )
     result = invoke("noise", "base", str(runs), "--full", "--times", "2", "--json")

@@ -1,4 +1,5 @@
-"""ragtui.toml: lookup order, values, and errors that name the file and the key."""
+"""ragtui.toml: lookup order, values, and errors that name the file and the key. Judges and
+commands come from the user's own files; see tests/security/test_trust.py for folder files."""
 
 from __future__ import annotations
 
@@ -27,14 +28,18 @@ api_key_env = "EXAMPLE_KEY"
 command = "python eval.py --config {config} --out {out}"
 
 [compare]
-margin = 0.03
+margin = 3
+cluster = "source_doc"
+
+[metrics.helpfulness]
+scale = [1, 5]
 """
 
 
-def test_load_full_config(tmp_path: Path) -> None:
-    (tmp_path / "ragtui.toml").write_text(GOOD)
+def test_load_full_config(tmp_path: Path, user_config: Path) -> None:
+    user_config.write_text(GOOD)
     config = load_config(tmp_path)
-    assert config.path == tmp_path / "ragtui.toml"
+    assert config.path == user_config and config.paths == (user_config,)
     local = config.judge("local")
     assert (local.provider, local.model, local.temperature, local.timeout, local.concurrency) == (
         "ollama",
@@ -45,22 +50,37 @@ def test_load_full_config(tmp_path: Path) -> None:
     )
     assert config.judge("cloud").api_key_env == "EXAMPLE_KEY"
     assert config.rerun_command == "python eval.py --config {config} --out {out}"
-    assert config.margin == 0.03
+    assert config.margin == pytest.approx(0.03)  # 3 points, a fraction inside
+    assert config.cluster_field == "source_doc"
+    assert config.scales == {"helpfulness": (1.0, 5.0)}
+    assert config.notices == ()
 
 
-def test_lookup_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lookup_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_config: Path) -> None:
+    """Least specific first, a later file overriding key by key: the user's, the working
+    directory's, the folder's parent's, the folder's."""
     runs = tmp_path / "project" / "runs"
     runs.mkdir(parents=True)
     cwd = tmp_path / "elsewhere"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
     assert load_config(runs).path is None
-    (cwd / "ragtui.toml").write_text("[compare]\nmargin = 0.1\n")
+    user_config.write_text("[compare]\nmargin = 2\ncluster = 'doc'\n")
+    assert (load_config(runs).margin, load_config(runs).cluster_field) == (0.02, "doc")
+    (cwd / "ragtui.toml").write_text("[compare]\nmargin = 10\n")
     assert load_config(runs).path == cwd / "ragtui.toml"
-    (runs.parent / "ragtui.toml").write_text("[compare]\nmargin = 0.2\n")
-    assert load_config(runs).margin == 0.2
-    (runs / "ragtui.toml").write_text("[compare]\nmargin = 0.3\n")
-    assert load_config(runs).margin == 0.3
+    assert load_config(runs).margin == pytest.approx(0.1)
+    (runs.parent / "ragtui.toml").write_text("[compare]\nmargin = 20\n")
+    assert load_config(runs).margin == pytest.approx(0.2)
+    (runs / "ragtui.toml").write_text("[compare]\nmargin = 30\n")
+    config = load_config(runs)
+    assert config.margin == pytest.approx(0.3) and config.cluster_field == "doc"
+    assert config.paths == (
+        user_config,
+        cwd / "ragtui.toml",
+        runs.parent / "ragtui.toml",
+        runs / "ragtui.toml",
+    )
 
 
 @pytest.mark.parametrize(
@@ -68,44 +88,104 @@ def test_lookup_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     [
         ("[judges.x]\nprovider = 'ollama'\nmodel = 'm'\n", "judges.x.url: expected a string"),
         (
-            "[judges.x]\nprovider = 'vllm'\nurl = 'u'\nmodel = 'm'\n",
+            "[judges.x]\nprovider = 'vllm'\nurl = 'http://h'\nmodel = 'm'\n",
             "judges.x.provider: expected one of ollama, openai, found 'vllm'",
         ),
         (
-            "[judges.x]\nprovider = 'ollama'\nurl = 'u'\nmodel = 'm'\napi_key = 'sk-1'\n",
+            "[judges.x]\nprovider = 'ollama'\nurl = 'http://h'\nmodel = 'm'\napi_key = 'sk-1'\n",
             "judges.x.api_key: keys do not go in the file; set api_key_env",
         ),
         (
-            "[judges.x]\nprovider = 'ollama'\nurl = 'u'\nmodel = 'm'\nconcurrency = 0\n",
-            "judges.x.concurrency: expected an integer >= 1, found 0",
+            "[judges.x]\nprovider = 'ollama'\nurl = 'http://h'\nmodel = 'm'\nconcurrency = 0\n",
+            "judges.x.concurrency: expected an integer from 1 to 256, found 0",
         ),
         (
-            "[judges.x]\nprovider = 'ollama'\nurl = 'u'\nmodel = 'm'\ntimeout = 'slow'\n",
-            "judges.x.timeout: expected a number >= 0.001, found 'slow'",
+            "[judges.x]\nprovider = 'ollama'\nurl = 'http://h'\nmodel = 'm'\ntimeout = 'slow'\n",
+            "judges.x.timeout: expected a number from 0.001 to 3600, found 'slow'",
         ),
-        ("[compare]\nmargin = 5\n", "compare.margin: expected a number between 0 and 1"),
+        ("[compare]\nmargin = 0.05\n", "compare.margin: margins are in points now"),
+        ("[compare]\nmargin = 75\n", "compare.margin: expected a number from 1 to 50"),
+        ("[compare]\ncluster = 3\n", "compare.cluster: expected the name of a case metadata"),
+        ("[metrics.h]\nscale = [5, 1]\n", "metrics.h.scale: expected [low, high]"),
+        ("[metrics.h]\nscale = [1, inf]\n", "metrics.h.scale: expected [low, high]"),
+        ("[metrics.h]\nscael = [1, 5]\n", "metrics.h.scael: unknown key (known: scale)"),
         ("[rerun]\ncommand = ''\n", "rerun.command: expected a command line"),
-        ("[rerun]\ncmd = 'x'\n", "rerun.cmd: unknown key (known: command)"),
+        ("[rerun]\ncommand = 'run \"x'\n", "rerun.command: cannot split the command line"),
+        ("[rerun]\ncommand = 'run {cfg}'\n", "rerun.command: bad placeholder 'cfg'"),
+        ("[rerun]\ncmd = 'x'\n", "rerun.cmd: unknown key (known: command, timeout)"),
+        ("[rerun]\ncommand = 'x'\ntimeout = 0\n", "rerun.timeout: expected a number from 1"),
         ("[judge]\n", "unknown section [judge]"),
         ("[judges\n", "not valid TOML"),
     ],
 )
-def test_errors_name_file_and_key(tmp_path: Path, text: str, message: str) -> None:
-    path = tmp_path / "ragtui.toml"
-    path.write_text(text)
+def test_errors_name_file_and_key(user_config: Path, text: str, message: str) -> None:
+    user_config.write_text(text)
     with pytest.raises(ConfigError) as info:
-        load_config(tmp_path)
-    assert str(info.value).startswith(f"{path}: ") and message in str(info.value)
+        load_config(None)
+    assert str(info.value).startswith(f"{user_config}: ") and message in str(info.value)
 
 
-def test_unknown_judge_lists_known(tmp_path: Path) -> None:
-    (tmp_path / "ragtui.toml").write_text(GOOD)
+JUDGE = "[judges.x]\nprovider = 'openai'\nmodel = 'm'\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('url = "http://[::1"', "judges.x.url: not a valid URL"),
+        ('url = "http://127.0.0.1:99999"', "judges.x.url: not a valid URL"),
+        ('url = "http://127.0.0.1:0"', "judges.x.url: port 0 is not a valid port"),
+        ('url = "file:///etc/passwd"', "judges.x.url: expected an http:// or https:// URL"),
+        ('url = "ftp://h/"', "judges.x.url: expected an http:// or https:// URL"),
+        ('url = "127.0.0.1:8000"', "judges.x.url: expected an http:// or https:// URL"),
+        ('url = "http:///v1"', "judges.x.url: the URL names no host"),
+        ('url = "http://h/v1?x=1"', "judges.x.url: expected a base URL without ?query"),
+        ('url = "http://h /v1"', "judges.x.url: the URL holds spaces or control characters"),
+        ('url = "http://h"\ntimeout = nan', "judges.x.timeout: expected a number from 0.001"),
+        ('url = "http://h"\ntimeout = inf', "judges.x.timeout: expected a number from 0.001"),
+        ('url = "http://h"\ntemperature = nan', "judges.x.temperature: expected a number"),
+        ('url = "http://h"\ntemperature = 3', "judges.x.temperature: expected a number from 0"),
+        ('url = "http://h"\nbackoff = nan', "judges.x.backoff: expected a number from 0 to 60"),
+        ('url = "http://h"\nretries = 1000000000', "judges.x.retries: expected an integer"),
+        ('url = "http://h"\nretries = 1.5', "judges.x.retries: expected an integer"),
+        ('url = "http://h"\nconcurrency = true', "judges.x.concurrency: expected an integer"),
+        ('url = "http://h"\napi_key_env = "HOME"', "judges.x.api_key_env: $HOME holds no secret"),
+        ('url = "http://h"\napi_key_env = "A B"', "judges.x.api_key_env: expected an environment"),
+    ],
+)
+def test_judge_values_are_checked(user_config: Path, line: str, message: str) -> None:
+    """Issue 16: bad URLs and non-finite or out-of-range numbers are one line, no traceback."""
+    user_config.write_text(JUDGE + line + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(None)
+    assert str(info.value).startswith(f"{user_config}: ") and message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_url_password_moves_out_of_the_url(user_config: Path) -> None:
+    user_config.write_text(JUDGE + 'url = "HTTP://bob:s%40cret@[::1]:8000/v1"\n')
+    judge = load_config(None).judge("x")
+    assert judge.url == "http://[::1]:8000/v1"
+    assert (judge.username, judge.password) == ("bob", "s@cret")
+    assert "cret" not in repr(judge) and "cret" not in judge.label
+
+
+def test_bad_url_error_hides_the_password(user_config: Path) -> None:
+    user_config.write_text(JUDGE + 'url = "http://bob:hunter2@h:99999/v1"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(None)
+    assert "hunter2" not in str(info.value) and "bob:***@h" in str(info.value)
+
+
+def test_unknown_judge_lists_known(tmp_path: Path, user_config: Path) -> None:
+    user_config.write_text(GOOD)
     with pytest.raises(ConfigError, match=r"unknown judge 'nope' .*judges: cloud, local\)"):
         load_config(tmp_path).judge("nope")
 
 
-def test_api_key_read_from_env_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "ragtui.toml").write_text(GOOD)
+def test_api_key_read_from_env_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_config: Path
+) -> None:
+    user_config.write_text(GOOD)
     cloud = load_config(tmp_path).judge("cloud")
     monkeypatch.delenv("EXAMPLE_KEY", raising=False)
     with pytest.raises(ConfigError, match=r"\$EXAMPLE_KEY, which is not set"):
@@ -124,4 +204,8 @@ def test_adhoc_judge() -> None:
         5.0,
     )
     with pytest.raises(ConfigError, match="--provider"):
-        adhoc_judge("anthropic", "u", "m")
+        adhoc_judge("anthropic", "http://h", "m")
+    with pytest.raises(ConfigError, match="--url: expected an http"):
+        adhoc_judge("ollama", "gopher://h", "m")
+    with pytest.raises(ConfigError, match=r"--timeout: expected a number from 0\.001 to 3600"):
+        adhoc_judge("ollama", "http://h", "m", timeout=float("nan"))

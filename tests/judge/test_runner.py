@@ -10,6 +10,7 @@ import pytest
 
 from ragtui.config import JudgeConfig
 from ragtui.core.model import Case, Chunk, Run, Score
+from ragtui.core.paths import run_file_name
 from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.core.store import Store
 from ragtui.judge.client import JudgeUnreachable
@@ -79,7 +80,7 @@ async def test_rejudge_label_mode_writes_and_indexes_a_run(
     )
     assert seen == list(range(7))  # 0 (start) then after every case
     rf = read_run_file(result.path)
-    assert result.path.parent == store.folder and result.path.name == rf.run.id + ".ragtui.jsonl"
+    assert result.path.parent == store.folder and result.path.name == run_file_name(rf.run.id)
     assert rf.run.kind == "rejudge" and rf.run.parent == "base"
     assert rf.run.judge.model == "judge-1" and rf.run.judge.provider == provider
     assert rf.run.judge.prompt_hash == METRICS["faithfulness"].prompt.hash

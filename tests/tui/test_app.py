@@ -6,6 +6,7 @@ import inspect
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from textual.widgets import Static
 
 from ragtui.core.model import Run
@@ -228,23 +229,40 @@ async def test_sample_history_tour(sample_copy, make_app) -> None:
 
 
 async def test_margin_comes_from_ragtui_toml(history, make_app) -> None:
-    (history / "ragtui.toml").write_text("[compare]\nmargin = 0.03\n", encoding="utf-8")
+    """A folder's ragtui.toml may set data settings: the margin, in points."""
+    (history / "ragtui.toml").write_text("[compare]\nmargin = 3\n", encoding="utf-8")
     app = make_app(history)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(app, pilot)
-        assert app.margin == 0.03
+        assert app.margin == pytest.approx(0.03)
 
 
 async def test_a_bad_margin_is_a_warning_and_the_default(history, make_app) -> None:
-    (history / "ragtui.toml").write_text("[compare]\nmargin = 5\n", encoding="utf-8")
+    (history / "ragtui.toml").write_text("[compare]\nmargin = 0.05\n", encoding="utf-8")
     app = make_app(history)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(app, pilot)
         assert app.margin == 0.05
-        assert any("compare.margin" in m and "using the defaults" in m for m in messages(app))
+        assert any(
+            "compare.margin: margins are in points now" in m and "using the defaults" in m
+            for m in messages(app)
+        )
 
 
-async def test_a_second_ragtui_on_the_folder_browses_read_only(history, make_app) -> None:
+async def test_a_folder_judge_is_ignored_with_a_notice(history, make_app) -> None:
+    (history / "ragtui.toml").write_text(
+        '[judges.x]\nprovider = "ollama"\nurl = "http://127.0.0.1:9"\nmodel = "m"\n',
+        encoding="utf-8",
+    )
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        assert any("ignored [judges]" in m and "ragtui trust" in m for m in messages(app))
+
+
+async def test_a_second_ragtui_on_the_folder_browses_with_a_private_index(
+    history, make_app
+) -> None:
     """Another process holds the index: the app still opens, says so, and lists the runs."""
     import subprocess
     import sys
@@ -266,7 +284,7 @@ async def test_a_second_ragtui_on_the_folder_browses_read_only(history, make_app
         app = make_app(history)
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_ready(app, pilot)
-            assert any("read-only" in m for m in messages(app))
+            assert any("another ragtui holds" in m for m in messages(app))
             assert len(app.screen.query_one(RunTable).shown_runs()) == 6
     finally:
         holder.kill()
@@ -289,3 +307,34 @@ async def test_a_folder_of_foreign_result_files_opens_with_them_imported(
         shown = app.screen.query_one(RunTable).shown_runs()
         assert len(shown) == len(formats) >= 2
         assert any("imported" in line and "foreign result file" in line for line in messages(app))
+
+
+async def test_import_into_the_open_folder_just_works(history, make_app) -> None:
+    """Issue 14: `ragtui import FILE --into` the folder the dashboard holds writes the run file
+    (the index is the dashboard's), and the dashboard's watch lists the new run."""
+    import asyncio
+    import subprocess
+    import sys
+
+    source = Path(__file__).resolve().parents[1] / "data" / "ragas" / "ragas_v04_refunds.csv"
+    app = make_app(history, watch=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        before = len(table.shown_runs())
+        done = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "ragtui", "import", str(source), "--into", str(history)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        assert done.returncode == 0, done.stderr
+        assert "another ragtui holds" in done.stderr  # said once, then it just works
+        for _ in range(200):
+            await asyncio.sleep(0.05)
+            await pilot.pause()
+            if len(table.shown_runs()) == before + 1:
+                break
+        assert any(r.startswith("ragas-v04-refunds") for r in table.shown_runs())

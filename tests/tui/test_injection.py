@@ -190,12 +190,14 @@ async def test_rejudge_dialog_shows_judge_replies_literally(evil_folder, make_ap
     """A judge whose model name and every reply carry markup and escapes: the dialog (judge
     list, old and new verdicts, claims, the parse-failure messages quoting the reply) stays
     literal and inert."""
+    from ragtui.trust import user_config_path
     from ragtui.tui.screens.rejudge import RejudgeCaseScreen
     from tests.fakejudge import FakeJudge
 
     model = evil("model")
     with FakeJudge(models=[model], default=evil("JR")) as fake:
-        (evil_folder / "ragtui.toml").write_text(
+        user_config_path().parent.mkdir(parents=True, exist_ok=True)
+        user_config_path().write_text(
             f'[judges.fake]\nprovider = "ollama"\nurl = "{fake.url}"\n'
             f"model = {json.dumps(model)}\nretries = 0\n"
         )

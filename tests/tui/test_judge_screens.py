@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, SelectionList
 
+from ragtui.core.paths import run_file_name
+from ragtui.trust import user_config_path
 from ragtui.tui.screens.case import CaseScreen
 from ragtui.tui.screens.compare import CompareScreen
 from ragtui.tui.screens.noise import NoiseScreen
@@ -39,7 +41,9 @@ def fake() -> Iterator[FakeJudge]:
 
 
 def write_config(folder: Path, url: str, concurrency: int = 4) -> None:
-    (folder / "ragtui.toml").write_text(
+    """Judges go in the user's own config (a runs folder's ragtui.toml may not name judges)."""
+    user_config_path().parent.mkdir(parents=True, exist_ok=True)
+    user_config_path().write_text(
         f'[judges.fake]\nprovider = "ollama"\nurl = "{url}"\nmodel = "judge-1"\n'
         f"concurrency = {concurrency}\ntimeout = 5\nretries = 0\n"
     )
@@ -53,7 +57,10 @@ def runs(tmp_path: Path, fake: FakeJudge) -> tuple[Path, dict[str, str]]:
 
 
 def file_cases(folder: Path, run_id: str) -> list[dict]:
-    return [json.loads(x) for x in (folder / f"{run_id}.ragtui.jsonl").read_text().splitlines()[1:]]
+    """The cases of a run file the test wrote (`<id>.ragtui.jsonl`) or ragtui wrote."""
+    path = folder / f"{run_id}.ragtui.jsonl"
+    path = path if path.exists() else folder / run_file_name(run_id)
+    return [json.loads(x) for x in path.read_text().splitlines()[1:]]
 
 
 async def run_form(app, pilot) -> None:  # type: ignore[no-untyped-def]

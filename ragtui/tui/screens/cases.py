@@ -24,14 +24,14 @@ from textual.widgets import Footer, Input, LoadingIndicator, Static
 from textual_fastdatatable import ArrowBackend, DataTable
 
 from ragtui.core.store import Store
-from ragtui.format import printable, short_metrics
+from ragtui.format import UNSAFE_RE2, printable, short_metrics
 from ragtui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
     from ragtui.tui.app import RagtuiApp
 
-# Same set as core.views.printable: C0/C1 controls except tab and newline (RE2 syntax).
-_CONTROL_RE = r"[\x{00}-\x{08}\x{0b}-\x{1f}\x{7f}-\x{9f}]"
+# The characters printable() escapes (RE2 syntax): finds the values that need it.
+_CONTROL_RE = UNSAFE_RE2
 TEXT_COLUMNS = ("case", "question", "answer")
 RAW_ID = "case_id"  # the id as the run file has it; "case" is its printable one-line form
 DEBOUNCE_FROM_ROWS = 20_000  # filtering more rows than this waits for a pause in the typing
@@ -192,7 +192,7 @@ class CaseListScreen(Screen[None]):
 
     def _failed(self, error: str) -> None:
         self.query_one(LoadingIndicator).display = False
-        self.query_one("#status", Static).update(Text(error, style="bold red"))
+        self.query_one("#status", Static).update(Text(printable(error), style="bold red"))
         self.notify(error, title="cannot list cases", severity="error", markup=False)
 
     async def _loaded(

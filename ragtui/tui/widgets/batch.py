@@ -13,20 +13,21 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Static
 
-from ragtui.config import CONFIG_NAME, Config, JudgeConfig
+from ragtui.config import Config, JudgeConfig
 from ragtui.core.model import Run
 from ragtui.judge.runner import Progress, default_metrics
 from ragtui.services.judging import BatchPlan
+from ragtui.trust import user_config_path
 from ragtui.tui.widgets.literal import join
 
 
 def configured_judges(config: Config, folder: object) -> tuple[list[JudgeConfig], str | None]:
     """The configured judges, or none and the one-line reason (with how to add one)."""
     if not config.judges:
-        where = str(config.path) if config.path else f"{CONFIG_NAME} (none found next to {folder})"
         return [], (
-            f"no judges configured: add a [judges.NAME] table with provider, url and model to "
-            f"{where}"
+            "no judges configured: add a [judges.NAME] table with provider, url and model to "
+            f"{user_config_path()} (a runs folder's own ragtui.toml may not define judges "
+            "unless you `ragtui trust` it)"
         )
     return list(config.judges.values()), None
 
