@@ -2,9 +2,12 @@
 
 Deterministic (seeded `random`, no network, no LLM): running it again gives the same bytes.
 The runs are built so that every ragtui feature has something to show: judge noise between
-reruns, a real improvement (strict prompt), a real regression (1b generator), a pure-noise
-change (chunk overlap), a re-judge by a second model, self-judging, human labels and a few
-metric errors. The simulated system and judge live in sample_sim.py.
+reruns (and one rerun that regenerated its answers), a real improvement (strict prompt, rerun
+too), a real regression (1b generator), a pure-noise change (chunk overlap), a retriever change
+that loses supporting chunks (bm25), a second judge over two runs, self-judging, human labels
+on two configs, clusters (each case's source document), pass thresholds, costs, a few metric
+errors and parse failures, and a summary-only run. The simulated system and judge live in
+sample_sim.py.
 
     python scripts/make_sample_runs.py [--out sample_runs]
 """
@@ -26,12 +29,13 @@ from sample_sim import (
     precision_score,
     recall_score,
     relevance_score,
+    relevant,
     retrieve,
     rng_for,
     step,
 )
 
-from ragtui.core.model import Case, DatasetInfo, Run, derive_config_key
+from ragtui.core.model import Case, DatasetInfo, Run, StatedFigure, derive_config_key
 from ragtui.core.runfile import SUFFIX, write_run_file
 
 HERE = Path(__file__).resolve().parent
@@ -53,7 +57,11 @@ class RunSpec:
 
 
 BASE = System("llama3.2:3b", "default-v1", 3, "base", 18)
+STRICT = System("llama3.2:3b", "strict-v2", 3, "strict", 16, core_only=True)
 QWEN = Judge("qwen2.5:7b", "ollama", "ragtui-judge-v1")
+LLAMA = Judge("llama3.1:8b", "ollama", "ragtui-judge-v1-llama")
+# USD per million tokens, as a hosted endpoint would bill them (the demo's cost column)
+PRICE = {"llama3.2:3b": 0.06, "llama3.2:1b": 0.03}
 RUNS = [
     RunSpec("baseline-2026-11-02", "baseline", "2026-11-02T09:14:07Z", BASE, QWEN, 100),
     RunSpec("baseline-2026-11-03", "baseline #2", "2026-11-03T08:52:41Z", BASE, QWEN, 101, "rerun"),
@@ -63,7 +71,7 @@ RUNS = [
         "baseline, llama3.1 judge",
         "2026-11-06T11:27:55Z",
         BASE,
-        Judge("llama3.1:8b", "ollama", "ragtui-judge-v1-llama"),
+        LLAMA,
         21,
         "rejudge",
         parent="baseline-2026-11-02",
@@ -89,9 +97,28 @@ RUNS = [
         "strict-v2-2026-11-16",
         "strict prompt",
         "2026-11-16T09:05:12Z",
-        System("llama3.2:3b", "strict-v2", 3, "strict", 16, core_only=True),
+        STRICT,
         QWEN,
         213,
+    ),
+    RunSpec(
+        "strict-v2-2026-11-17",
+        "strict prompt #2",
+        "2026-11-17T09:11:40Z",
+        STRICT,
+        QWEN,
+        214,
+        "rerun",
+    ),
+    RunSpec(
+        "rejudge-llama3.1-2026-11-18",
+        "strict prompt, llama3.1 judge",
+        "2026-11-18T11:02:33Z",
+        STRICT,
+        LLAMA,
+        22,
+        "rejudge",
+        parent="strict-v2-2026-11-16",
     ),
     RunSpec(
         "small-gen-2026-11-19",
@@ -100,6 +127,14 @@ RUNS = [
         System("llama3.2:1b", "default-v1", 3, "small", 22),
         QWEN,
         205,
+    ),
+    RunSpec(
+        "bm25-2026-11-21",
+        "bm25 retriever",
+        "2026-11-21T15:45:18Z",
+        System("llama3.2:3b", "default-v1", 3, "base", 18, retriever="bm25"),
+        QWEN,
+        236,
     ),
     RunSpec(
         "self-judge-2026-11-23",
@@ -119,13 +154,46 @@ RUNS = [
         81,
         errors=4,
     ),
+    RunSpec(
+        "baseline-2026-11-29",
+        "baseline #4 (regenerated)",
+        "2026-11-29T08:30:00Z",
+        BASE,
+        QWEN,
+        117,
+        "rerun",
+        gen_seed=4,  # the answers were generated again: generation noise, not judge noise only
+    ),
 ]
-HUMAN_RUNS = {"baseline-2026-11-02", "baseline-2026-11-03", "baseline-2026-11-05"}
-HUMAN_RUNS.add("rejudge-llama3.1-2026-11-06")  # same answers as the parent, so same labels
+# Human faithfulness labels: 32 cases of the baseline's answers and of the strict prompt's.
+# A run carries the labels of its answers (a re-judge keeps its parent's answers).
+HUMAN_RUNS = {
+    "baseline-2026-11-02": "baseline",
+    "baseline-2026-11-03": "baseline",
+    "baseline-2026-11-05": "baseline",
+    "rejudge-llama3.1-2026-11-06": "baseline",
+    "strict-v2-2026-11-16": "strict",
+    "strict-v2-2026-11-17": "strict",
+    "rejudge-llama3.1-2026-11-18": "strict",
+}
+N_HUMAN = 32
+SUMMARY_ONLY = Run(
+    id="nightly-ci-2026-11-30",
+    name="nightly CI (aggregate only)",
+    created_at="2026-11-30T02:00:00Z",
+    config={"pipeline": "nightly-ci", "generator": "llama3.2:3b", "prompt": "strict-v2"},
+    config_key="cfg-nightly-ci",
+    judge=QWEN.info(),
+    dataset=DATASET,
+    stated=(
+        StatedFigure("faithfulness", 0.802, raw=0.802, statistic="mean", n=48),
+        StatedFigure("answer_relevance", 0.901, raw=0.901, statistic="mean", n=48),
+    ),
+)
 
 
 def build_run(
-    spec: RunSpec, labels: dict[str, dict[str, str]], humans: dict[str, float]
+    spec: RunSpec, labels: dict[str, dict[str, str]], humans: dict[str, dict[str, float]]
 ) -> tuple[Run, list[Case]]:
     system = spec.system
     config = {
@@ -138,6 +206,8 @@ def build_run(
         "temperature": 0.2,
         "seed": spec.seed,
     }
+    if system.retriever != "dense":  # (the dense runs predate the setting)
+        config["retriever"] = system.retriever
     judge = spec.judge
     run = Run(
         id=spec.id,
@@ -155,6 +225,7 @@ def build_run(
     err_rng = rng_for("errors", spec.id)
     errored = sorted(err_rng.sample([c["id"] for c in CASES], spec.errors))
     labels[spec.id] = {}
+    labelled = humans.get(HUMAN_RUNS.get(spec.id, ""), {})
     cases = []
     for case in CASES:
         cid = case["id"]
@@ -177,7 +248,7 @@ def build_run(
             errors[metric] = (
                 "judge request timed out after 60 s"
                 if metric == "answer_relevance"
-                else "judge reply was not valid JSON"
+                else "parse failure: judge reply was not valid JSON"
             )
         speed = {"small": 0.55, "strict": 1.12}.get(system.style, 1.0) * (
             1 + 0.06 * system.top_k - 0.18
@@ -193,18 +264,26 @@ def build_run(
                 scores=scores,
                 claims=answer.claims,
                 errors=errors,
-                human={"faithfulness": humans[cid]}
-                if spec.id in HUMAN_RUNS and cid in humans
-                else {},
+                human={"faithfulness": labelled[cid]} if cid in labelled else {},
                 latency_ms=latency,
-                metadata={
-                    "topic": cid.split("-")[0],
-                    "prompt_tokens": 160 + sum(len(c.text) for c in contexts) // 4,
-                    "completion_tokens": max(8, len(answer.text) // 4),
-                },
+                metadata=usage(cid, contexts, answer.text, system.generator),
+                # the passage that answers it: questions about one passage are not
+                # independent, so the comparison resamples by passage
+                cluster=relevant(case)[0],
             )
         )
     return run, cases
+
+
+def usage(cid: str, contexts: list, answer: str, generator: str) -> dict[str, object]:
+    prompt = 160 + sum(len(c.text) for c in contexts) // 4
+    completion = max(8, len(answer) // 4)
+    return {
+        "topic": cid.split("-")[0],
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "cost_usd": round((prompt + completion) * PRICE[generator] / 1e6, 8),
+    }
 
 
 def rejudge_flips(parent: dict[str, str], spec: RunSpec, n: int = 6) -> dict[str, str]:
@@ -216,22 +295,14 @@ def rejudge_flips(parent: dict[str, str], spec: RunSpec, n: int = 6) -> dict[str
     return {cid: step(parent[cid], rng) for cid in picks}
 
 
-def human_labels() -> dict[str, float]:
-    """About 20 human faithfulness labels on the baseline answers (the truth), chosen to
-    include a few cases the main judge got wrong."""
-    spec = RUNS[0]
-    truth, wrong = {}, []
+def human_labels(spec: RunSpec) -> dict[str, float]:
+    """N_HUMAN human faithfulness labels on one config's answers (the truth) for a random
+    sample of cases: a random sample, so the prediction-powered estimate is unbiased."""
+    truth = {}
     for case in CASES:
         contexts = retrieve(case, spec.system)
-        answer = generate(case, spec.system, contexts, spec.gen_seed)
-        truth[case["id"]] = answer.truth
-        if judge_label(answer, spec.judge, rng_for("judge", spec.seed, case["id"])) != answer.truth:
-            wrong.append(case["id"])
-    rng = rng_for("humans")
-    flawed = [c for c in truth if truth[c] != "YES" and c not in wrong]
-    fine = [c for c in truth if truth[c] == "YES" and c not in wrong]
-    picked = wrong[:4] + rng.sample(flawed, 8)
-    picked += rng.sample(fine, 20 - len(picked))
+        truth[case["id"]] = generate(case, spec.system, contexts, spec.gen_seed).truth
+    picked = rng_for("humans", spec.system.style).sample(sorted(truth), N_HUMAN)
     return {cid: LABEL_VALUE[truth[cid]] for cid in sorted(picked)}
 
 
@@ -240,11 +311,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=HERE.parent / "sample_runs")
     args = parser.parse_args(argv)
     labels: dict[str, dict[str, str]] = {}
-    humans = human_labels()
+    by_id = {spec.id: spec for spec in RUNS}
+    humans = {
+        "baseline": human_labels(by_id["baseline-2026-11-02"]),
+        "strict": human_labels(by_id["strict-v2-2026-11-16"]),
+    }
     for spec in RUNS:
         run, cases = build_run(spec, labels, humans)
         path = write_run_file(args.out / f"{spec.id}{SUFFIX}", run, cases)
         print(f"wrote {path} ({len(cases)} cases)")
+    path = write_run_file(args.out / f"{SUMMARY_ONLY.id}{SUFFIX}", SUMMARY_ONLY, [])
+    print(f"wrote {path} (summary only)")
 
 
 if __name__ == "__main__":

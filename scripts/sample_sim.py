@@ -35,6 +35,7 @@ class System:
     halluc_cut: int  # the cases of lowest hardness rank below this hallucinate
     core_only: bool = False  # only invented direct answers survive (the strict prompt)
     overlap: int = 50
+    retriever: str = "dense"  # "bm25": keyword search misses some supporting chunks
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,8 @@ def retrieve(case: dict[str, Any], system: System) -> list[Chunk]:
         i = jitter.randrange(1, 4)
         if ranked[i] not in rel and ranked[i + 1] not in rel:
             ranked[i], ranked[i + 1] = ranked[i + 1], ranked[i]
+    if system.retriever == "bm25":
+        ranked = keyword_miss(case, ranked, rel, same)
     return [
         Chunk(
             id=c,
@@ -146,6 +149,30 @@ def retrieve(case: dict[str, Any], system: System) -> list[Chunk]:
         )
         for r, (c, s) in enumerate(zip(ranked, scores, strict=True))
     ][: system.top_k]
+
+
+def keyword_miss(
+    case: dict[str, Any], ranked: list[str], rel: list[str], same: list[str]
+) -> list[str]:
+    """BM25 ranks a same-document chunk that shares the question's words above a supporting
+    chunk worded differently: in about a quarter of the cases a supporting chunk (the second
+    one where there are two) is replaced by a distractor. Recall falls; the answer loses that
+    claim, or states it anyway without support."""
+    if rng_for("bm25", case["id"]).random() >= 0.25:
+        return ranked
+    target = rel[1] if len(rel) > 1 else rel[0]
+    spare = [c for c in same if c not in ranked] or [c for c in CHUNKS if c not in ranked]
+    if target not in ranked[:3] or not spare:
+        return ranked
+    out = [c for c in ranked if c != target]
+    out.insert(ranked.index(target), spare[0])
+    return out
+
+
+def states_anyway(case: dict[str, Any]) -> bool:
+    """A model that lost a supporting chunk sometimes still states the fact (from its own
+    training data): the claim stays, now unsupported by anything it retrieved."""
+    return rng_for("anyway", case["id"]).random() < 0.5
 
 
 @dataclass(frozen=True)
@@ -173,6 +200,9 @@ def generate(case: dict[str, Any], system: System, contexts: list[Chunk], seed: 
             parts.append((bad["text"], "UNSUPPORTED", (), bad["reason"]))
         elif chunk in seen:
             parts.append((text, "SUPPORTED", (chunk,), None))
+        elif system.retriever == "bm25" and states_anyway(case):
+            why = "Stated without support: no retrieved chunk says this."
+            parts.append((text, "UNSUPPORTED", (), why))
         else:
             dropped = True  # the model never saw that chunk
     relevance = 5 - dropped
@@ -191,14 +221,17 @@ def generate(case: dict[str, Any], system: System, contexts: list[Chunk], seed: 
             relevance -= rng.random() < 0.5
     unsup = sum(p[1] == "UNSUPPORTED" for p in parts)
     if unsup:
-        truth = "NO" if bad["core"] or 2 * unsup > len(parts) else "PARTIAL"
+        invented = halluc and bad["core"]
+        truth = "NO" if invented or 2 * unsup > len(parts) else "PARTIAL"
     elif filler and not truncated and rng.random() < 0.5:
         truth = "YES"  # harmless padding
     else:
         truth = "PARTIAL" if filler else "YES"
     sentences = [cite(p[0], p[2], system.style) for p in parts]
-    if dropped and system.style == "strict":
+    if dropped and (system.style == "strict" or not parts):
         sentences.append(rng.choice(ABSTAIN))
+    if not parts:  # nothing it could say from what it retrieved: an honest, useless answer
+        relevance = 1
     body = (
         "\n".join("- " + s for s in sentences)
         if len(sentences) >= 3 and rng.random() < 0.3
@@ -279,6 +312,7 @@ def relevance_score(answer: Answer, judge: Judge, rng: random.Random) -> Score:
         reason=reason,
         reply=reply,
         prompt_hash=judge.prompt_hash("answer_relevance"),
+        threshold=0.75,  # a 4 of 5 passes: what the case history classes read
     )
 
 

@@ -578,7 +578,7 @@ def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
 def test_samples_strict_prompt_improves_faithfulness(sample_store: Store) -> None:
     c = compare_runs(sample_store, BASELINE, "strict-v2-2026-11-16")
     assert c.metric("faithfulness").verdict is Verdict.IMPROVED
-    assert len(c.reruns_a) == 3  # the baseline's two reruns are averaged in
+    assert len(c.reruns_a) == 4  # the baseline's three reruns are averaged in
 
 
 def test_samples_smaller_generator_regresses(sample_store: Store) -> None:
@@ -594,7 +594,7 @@ def test_samples_pure_noise_change_shows_no_meaningful_change(sample_store: Stor
 def test_samples_baseline_reruns_give_a_noise_floor(sample_store: Store) -> None:
     c = compare_runs(sample_store, BASELINE, "strict-v2-2026-11-16")
     faith = c.metric("faithfulness")
-    assert faith.noise_floor > 0 and faith.icc is not None and faith.noise_runs == 3
+    assert faith.noise_floor > 0 and faith.icc is not None and faith.noise_runs == 4
     assert any(n.metric == "faithfulness" and n.side == "A" for n in _notes(c, RerunRule))
 
 
@@ -645,3 +645,18 @@ def test_reruns_exactly_5_points_apart_break_the_rule_in_both_places(run_writer)
     assert round(rule.rerun_delta * 100, 1) == 5.0 and not rule.holds
     (line,) = noise_lines(rerun_noise(store, ["base", "base-2"], ["m"]), 0.05)
     assert "differ by 5.0 points (rule of thumb: < 5, ABOVE)" in line
+
+
+def test_samples_show_clusters_both_judges_and_human_corrections(sample_store: Store) -> None:
+    """Issue 11: the sample history shows the new lines: resampling by cluster (each case's
+    passage), the verdict under a second judge that graded both runs, and prediction-powered
+    estimates from 32 human labels on each side."""
+    from ragtui.core.verdict import Method
+
+    c = compare_runs(sample_store, BASELINE, "strict-v2-2026-11-16")
+    faith = c.metric("faithfulness")
+    assert faith.method in (Method.CLUSTER_SIGN_FLIP, Method.CLUSTER_T) and faith.units >= 20
+    judges = {j.judge for j in c.judges if j.metric == "faithfulness"}
+    assert len(judges) == 2  # qwen (the runs' own) and llama3.1 (the re-judges of A and B)
+    assert {e.metric for e in c.ppi} >= {"faithfulness"}
+    assert len(c.reruns_b) == 2  # B's rerun counts too
