@@ -30,7 +30,9 @@ def open_command(path: str | None, path_option: str | None = None) -> None:
     from ragtui.tui.app import run_app
 
     folder, notice = resolve_folder(pick_folder(path, path_option))
-    run_app(folder, notice=notice)
+    status = run_app(folder, notice=notice)
+    if status:
+        raise SystemExit(status)
 
 
 @click.command("runs")

@@ -254,9 +254,12 @@ class RagtuiApp(App[None]):
             self.workspace.close()
 
 
-def run_app(folder: Path, notice: str | None = None) -> None:
-    """Entry point of `ragtui [PATH]` / `ragtui open`."""
-    RagtuiApp(folder, notice=notice).run()
+def run_app(folder: Path, notice: str | None = None) -> int:
+    """Entry point of `ragtui [PATH]` / `ragtui open`: the app's exit status, non-zero when
+    it ended on an error (Textual prints the traceback), so scripts and shells can tell."""
+    app = RagtuiApp(folder, notice=notice)
+    app.run()
+    return app.return_code or 0
 
 
 def _worth_a_look(change: object, path: str) -> bool:

@@ -338,3 +338,16 @@ async def test_import_into_the_open_folder_just_works(history, make_app) -> None
             if len(table.shown_runs()) == before + 1:
                 break
         assert any(r.startswith("ragas-v04-refunds") for r in table.shown_runs())
+
+
+def test_the_app_exits_non_zero_after_a_crash(history, monkeypatch) -> None:
+    """Issue 16: a crash is never a success: `ragtui` returns the app's error status."""
+    from ragtui.tui.app import RagtuiApp, run_app
+
+    def boom(self: RagtuiApp) -> None:
+        raise RuntimeError("boom")
+
+    original = RagtuiApp.run
+    monkeypatch.setattr(RagtuiApp, "on_mount", boom)
+    monkeypatch.setattr(RagtuiApp, "run", lambda self: original(self, headless=True))
+    assert run_app(history) == 1
