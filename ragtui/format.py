@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ragtui.core.verdict import (
+    Clustered,
     ErrorCounts,
     IdenticalMetric,
     IdenticalRuns,
@@ -600,6 +601,17 @@ def note_text(n: Note) -> str:
             return (
                 f"the noise floor of {side} comes from judge-only reruns (same answers): it "
                 "leaves out generation noise, so real reruns vary more"
+            )
+        case Clustered(clusters=k, cases=count, named=named, field=name, from_field=filled):
+            parts = [f"{named} by their cluster field"] if named else []
+            if filled:
+                parts.append(f"{filled} by metadata field {name!r} ([compare] cluster)")
+            alone = count - named - filled
+            if alone:
+                parts.append(f"{alone} on their own")
+            return (
+                f"{count} cases in {k} clusters ({', '.join(parts)}): resampled and "
+                "sign-flipped by cluster, since cases of one cluster are not independent"
             )
         case SeedNote(seed=seed, resamples=count):
             return f"seed {seed} · {count:,} random sign-flips where clusters are too many to enumerate"
