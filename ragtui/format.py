@@ -732,6 +732,11 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
         "below_floor": f"candidate mean {pts(ch.value)} is below the floor {pts(ch.threshold)}",
         "no_floor_scores": f"the candidate has no scores for the floor {pts(ch.threshold)}",
         "nothing_compared": "no metric in common between the runs: nothing to pass",
+        "new_failures": (
+            f"{ch.value or 0:.0f} case{'' if ch.value == 1 else 's'} passed in every baseline "
+            "run and fail in the candidate (listed below)"
+        ),
+        "no_new_failures": "no case that passed in every baseline run fails in the candidate",
     }
     return f"{tag}{ch.metric}: {texts[ch.code]}"
 

@@ -259,7 +259,7 @@ def noise_command(
 
 
 def _print_comparison(check: NoiseCheck) -> None:
-    from ragtui.commands.compare import print_comparison
+    from ragtui.commands.compare_view import print_comparison
 
     assert check.comparison is not None
     print_comparison(check.comparison)

@@ -31,7 +31,7 @@ from ragtui.core.compare_data import (
     replicates,
     rerun_source,
 )
-from ragtui.core.errors import RagtuiError
+from ragtui.core.errors import RagtuiError, UnknownMetricError
 from ragtui.core.intervals import SIGN_FLIPS, has_clusters
 from ragtui.core.model import Run
 from ragtui.core.ppi import PPIEstimate, ppi_mean
@@ -119,7 +119,9 @@ class Builder:
             unknown = [m for m in names if m not in have_a and m not in have_b]
             if unknown:
                 known = ", ".join(sorted({*have_a, *have_b})) or "none"
-                raise RagtuiError(f"metric {unknown[0]!r} is in neither run (they have: {known})")
+                raise UnknownMetricError(
+                    f"metric {unknown[0]!r} is in neither run (they have: {known})"
+                )
         for m in candidates:
             for side, have in (("A", have_a), ("B", have_b)):
                 if m not in have:

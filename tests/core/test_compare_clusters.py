@@ -49,7 +49,7 @@ def _brute_p(d: np.ndarray, clusters: list[str]) -> float:
 
 
 def test_metadata_field_names_the_clusters(run_writer) -> None:
-    ids, a, b = _history(run_writer)
+    _, a, b = _history(run_writer)
     store = run_writer.store()
     plain = compare_runs(store, "A", "B").metric("m")
     assert plain.method is Method.T and plain.units == N  # no field named: cases independent
@@ -70,7 +70,7 @@ def test_metadata_field_names_the_clusters(run_writer) -> None:
 def test_a_cases_own_cluster_wins_over_the_metadata_field(run_writer) -> None:
     # B names its own cluster for the first 6 cases: two documents of 3 become one "manual"
     own = {f"q{i:02d}": "manual" for i in range(6)}
-    ids, a, b = _history(run_writer, own_clusters=own)
+    _, a, b = _history(run_writer, own_clusters=own)
     c = compare_runs(run_writer.store(), "A", "B", cluster_field="doc")
     m = c.metric("m")
     docs = ["manual" if i < 6 else f"doc-{i // PER}" for i in range(N)]
