@@ -120,7 +120,11 @@ def emit_json(data: dict[str, Any], workspace: Workspace | None = None, **option
     """Strict JSON on stdout (a NaN or infinity is a bug, never output), through the one
     neutraliser; with a workspace, its notices and skipped files ride along (and went to
     stderr when it opened)."""
-    payload = {**data, **folder_json(workspace)} if workspace is not None else data
+    payload = dict(data)
+    if workspace is not None:
+        folder = folder_json(workspace)
+        folder["notices"] = [*folder["notices"], *data.get("notices", ())]
+        payload.update(folder)
     click.echo(json_text(payload, allow_nan=False, **options))
 
 

@@ -257,6 +257,8 @@ class Store:
         if error is not None:
             raise error
         assert run_id is not None
+        # the file reads now (e.g. a batch replaced what a crash left): its problem is gone
+        self.problems = [p for p in self.problems if getattr(p, "path", None) != shown_path(path)]
         return run_id
 
     def _forget_file(self, path_key: bytes) -> str | None:

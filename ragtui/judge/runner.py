@@ -60,6 +60,7 @@ class BatchResult:
     calls: int  # HTTP attempts, retries included
     error_samples: list[str] = field(default_factory=list)
     metrics: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # e.g. a crash-left file was replaced
 
     def summary(self) -> str:
         """One line; the three counts are grades (case x metric) and add up to all of them."""
@@ -316,6 +317,7 @@ async def judge_run(
         error_samples=samples,
         metrics=[m.name for m in chosen],
         seconds=asyncio.get_running_loop().time() - started,
+        notices=list(appender.notices),
     )
 
 
