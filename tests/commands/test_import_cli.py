@@ -201,3 +201,45 @@ def test_import_of_a_cancelled_inspect_log_says_so(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["import", str(source), "--into", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "status is 'cancelled'; imported the 3 samples it holds" in result.output
+
+
+RATED = (
+    "question,answer,rating\n"
+    "Who approves late refunds?,A manager.,4\n"
+    "Which currencies?,EUR and USD.,2\n"
+)
+
+
+def test_import_applies_the_scales_declared_for_the_folder(tmp_path: Path) -> None:
+    source = tmp_path / "rated.csv"
+    source.write_text(RATED, encoding="utf-8")
+    into = tmp_path / "runs"
+    into.mkdir()
+    (into / "ragtui.toml").write_text("[metrics.rating]\nscale = [1, 5]\n", encoding="utf-8")
+    result = _import(str(source), "--into", str(into), "--map", "score:rating=rating")
+    assert result.exit_code == 0, result.output
+    [path] = into.glob("*.ragtui.jsonl")
+    scores = [c.scores["rating"] for c in read_run_file(path).cases]
+    assert [s.value for s in scores] == [(4 - 1) / 4, (2 - 1) / 4]  # the declared 1-5 scale
+    assert [s.raw for s in scores] == ["4", "2"] and scores[0].scale == (1.0, 5.0)
+    # --scale wins over the folder's declaration
+    again = tmp_path / "again"
+    again.mkdir()
+    shutil.copy(into / "ragtui.toml", again / "ragtui.toml")
+    given = _import(
+        str(source), "--into", str(again), "--map", "score:rating=rating", "--scale", "rating=0:10"
+    )
+    assert given.exit_code == 0, given.output
+    [path] = again.glob("*.ragtui.jsonl")
+    assert [c.scores["rating"].value for c in read_run_file(path).cases] == [0.4, 0.2]
+
+
+def test_import_without_a_declared_scale_keeps_the_raw_value_as_an_error(tmp_path: Path) -> None:
+    source = tmp_path / "rated.csv"
+    source.write_text(RATED, encoding="utf-8")
+    into = tmp_path / "runs"
+    result = _import(str(source), "--into", str(into), "--map", "score:rating=rating")
+    assert result.exit_code == 0, result.output
+    [path] = into.glob("*.ragtui.jsonl")
+    case = read_run_file(path).cases[0]
+    assert "rating" not in case.scores and "--scale rating=LOW:HIGH" in case.errors["rating"]
