@@ -733,8 +733,10 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
         "no_floor_scores": f"the candidate has no scores for the floor {pts(ch.threshold)}",
         "nothing_compared": "no metric in common between the runs: nothing to pass",
         "new_failures": (
-            f"{ch.value or 0:.0f} case{'' if ch.value == 1 else 's'} passed in every baseline "
-            "run and fail in the candidate (listed below)"
+            "1 case passed in every baseline run and fails in the candidate (listed below)"
+            if ch.value == 1
+            else f"{ch.value or 0:.0f} cases passed in every baseline run and fail in the "
+            "candidate (listed below)"
         ),
         "no_new_failures": "no case that passed in every baseline run fails in the candidate",
     }
