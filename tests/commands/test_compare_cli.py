@@ -224,3 +224,32 @@ def test_report_escapes_untrusted_text(tmp_path: Path) -> None:
     assert r"Support pays \*\*by card\*\* \<b\>now\</b\> \| \[link\](x)" in out
     assert "- **Unsupported claims (B):**" in out
     assert "paid back by card — C2 says credit" in out
+
+
+def test_the_configured_cluster_field_reaches_compare_gate_and_report(tmp_path: Path) -> None:
+    ids = [f"q{i:02d}" for i in range(24)]
+    rng = np.random.default_rng(8)
+    a = rng.uniform(0.3, 0.7, 24)
+    b = np.clip(a + np.repeat(rng.normal(0.05, 0.1, 8), 3), 0, 1)  # 8 docs move together
+    meta = {c: {"source_doc": f"doc-{i // 3}"} for i, c in enumerate(ids)}
+    w = RunWriter(tmp_path)
+    w.write("a", {"f": dict(zip(ids, a.tolist(), strict=True))}, metadata=meta)
+    w.write("b", {"f": dict(zip(ids, b.tolist(), strict=True))}, metadata=meta, config={"p": 2})
+    folder = str(tmp_path)
+    unclustered = json.loads(run("compare", "a", "b", folder, "--json").stdout)
+    assert unclustered["metrics"][0]["units"] == 24 and unclustered["cluster_field"] is None
+    (tmp_path / "ragtui.toml").write_text('[compare]\ncluster = "source_doc"\n', encoding="utf-8")
+    data = json.loads(run("compare", "a", "b", folder, "--json").stdout)
+    (m,) = data["metrics"]
+    assert (m["method"], m["units"], data["cluster_field"]) == (
+        "cluster_sign_flip",
+        8,
+        "source_doc",
+    )
+    said = "24 cases in 8 clusters (24 by metadata field 'source_doc' ([compare] cluster))"
+    assert any(n["code"] == "clustered" and n["text"].startswith(said) for n in data["noise"])
+    text = run("compare", "a", "b", folder).stdout
+    assert "by cluster" in text and said in text
+    gate = run("gate", "a", "b", folder, "--json")
+    assert json.loads(gate.stdout)["comparison"]["metrics"][0]["units"] == 8
+    assert "sign-flip by cluster (8 clusters, exact)" in run("report", "a", "b", folder).stdout
