@@ -178,13 +178,30 @@ def test_gate_undecided_exits_3_unless_told_to_pass(tmp_path: Path) -> None:
     assert run("gate", "a", "b", str(tmp_path), "--undecided-passes").exit_code == 0
 
 
-def test_gate_fails_closed_on_an_all_errored_candidate(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("candidate", "says"),
+    [
+        (
+            {f"c{i}": "judge timed out" for i in range(48)},
+            "FAIL f: the candidate has no usable score",
+        ),
+        ({f"other-{i}": 1.0 for i in range(48)}, "FAIL f: only 0 cases shared by both runs"),
+        (
+            {f"c{i}": ("judge timed out" if i < 45 else 0.0) for i in range(48)},
+            "FAIL f: only 3 cases shared by both runs (the gate needs 10)",
+        ),
+    ],
+    ids=["all errored", "no shared case", "45 of 48 errored"],
+)
+def test_gate_fails_closed(tmp_path: Path, candidate: dict, says: str) -> None:
     w = RunWriter(tmp_path)
-    ids = [f"c{i}" for i in range(20)]
-    w.write("a", {"f": dict.fromkeys(ids, 1.0)})
-    w.write("b", {"f": dict.fromkeys(ids, "judge timed out")}, config={"p": 2})
-    result = run("gate", "a", "b", str(tmp_path))
-    assert result.exit_code == 1 and "no usable score" in result.stdout
+    w.write("a", {"f": {f"c{i}": 1.0 for i in range(48)}})
+    w.write("b", {"f": candidate}, config={"p": 2})
+    result = run("gate", "a", "b", "-p", str(tmp_path))
+    assert result.exit_code == 1, result.output
+    assert says in result.stdout and "gate: failed" in result.stdout
+    data = json.loads(run("gate", "a", "b", "-p", str(tmp_path), "--json").stdout)
+    assert data["outcome"] == "failed" and data["exit_code"] == 1
 
 
 def test_report_markdown(history: RunWriter, tmp_path: Path) -> None:

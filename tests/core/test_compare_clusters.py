@@ -102,3 +102,28 @@ def test_a_field_with_one_case_per_value_is_no_clustering(run_writer) -> None:
     c = compare_runs(run_writer.store(), "A", "B", cluster_field="case_no")
     assert c.metric("m").method is not Method.CLUSTER_SIGN_FLIP
     assert not [n for n in c.noise if isinstance(n, Clustered)]
+
+
+def test_any_json_value_of_the_field_names_a_cluster(run_writer) -> None:
+    """Values that are not strings group by their JSON text; null means no cluster."""
+    kinds = [{"doc": 1}, [1, 2], True, 3, "3", "\x1b[31mred", None, 2.5]
+    ids = [f"q{i:02d}" for i in range(len(kinds) * 3)]
+    meta = {c: {"doc": kinds[i // 3]} for i, c in enumerate(ids)}
+    rng = np.random.default_rng(2)
+    a = rng.uniform(0.2, 0.8, len(ids))
+    run_writer.write("A", {"m": dict(zip(ids, a.tolist(), strict=True))}, metadata=meta)
+    b = np.clip(a + rng.normal(0.05, 0.1, len(ids)), 0, 1)
+    run_writer.write(
+        "B", {"m": dict(zip(ids, b.tolist(), strict=True))}, metadata=meta, config={"p": 2}
+    )
+    c = compare_runs(run_writer.store(), "A", "B", cluster_field="doc")
+    m = c.metric("m")
+    # 3 and "3" share one cluster; the three null cases are one cluster each
+    groups = ['{"doc": 1}', "[1, 2]", "true", "3", "3", "\x1b[31mred", None, "2.5"]
+    labels = [g if g is not None else f"own-{i}" for i, g in enumerate(groups) for _ in range(3)]
+    labels = [f"{x}-{i}" if x.startswith("own") else x for i, x in enumerate(labels)]
+    assert m.units == len(set(labels)) == 6 + 3
+    assert m.p == pytest.approx(_brute_p(b - a, labels))
+    (note,) = [n for n in c.noise if isinstance(n, Clustered)]
+    assert (note.from_field, note.cases) == (21, 24)
+    assert "3 on their own" in note_text(note)
