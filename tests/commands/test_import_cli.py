@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from ragtui.core.runfile import read_run_file
 from ragtui.core.store import Store
 from ragtui.importers._common import file_sha256
 from ragtui.importers.folder import import_foreign_files
+from tests.core.as_reader import run_as_reader
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RAGAS = DATA / "ragas" / "ragas_v04_refunds.csv"
@@ -166,16 +166,28 @@ def test_folder_of_foreign_files_is_imported_once(tmp_path: Path) -> None:
         assert len(store.runs()) == 5
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders anyway")
-def test_read_only_folder_gets_a_notice(tmp_path: Path) -> None:
-    shutil.copy(RAGAS, tmp_path / "results.csv")
-    tmp_path.chmod(0o555)
-    try:
-        written, notices = import_foreign_files(tmp_path)
-    finally:
-        tmp_path.chmod(0o755)
-    assert written == [] and "read-only" in notices[0]
-    assert not (tmp_path / "imported").exists()
+def test_read_only_folder_gets_a_notice(world_readable_dir: Path) -> None:
+    # as root this runs as `nobody`, so CI (root) runs it instead of skipping it
+    folder = world_readable_dir
+    shutil.copy(RAGAS, folder / "results.csv")
+    out = run_as_reader(
+        folder,
+        f"""
+        from pathlib import Path
+        from ragtui.importers.folder import import_foreign_files
+        written, notices = import_foreign_files(Path({str(folder)!r}))
+        print(len(written))
+        print(notices[0])
+        """,
+    )
+    assert out.returncode == 0, out.stderr
+    written, notice = out.stdout.splitlines()
+    assert written == "0"
+    assert notice == (
+        f"{folder} is read-only: 1 foreign result file(s) not imported (results.csv); "
+        "use `ragtui import FILE --into DIR`"
+    )
+    assert not (folder / "imported").exists()
 
 
 def test_pairs_keep_spaces_and_parentheses() -> None:
