@@ -70,7 +70,7 @@ def test_each_file_fails_alone(tmp_path: Path) -> None:
         "--into",
         str(into),
     )
-    assert result.exit_code != 0
+    assert result.exit_code == 1
     assert "unknown format; tried:" in result.stderr and "generic:" in result.stderr
     assert "to_pandas().to_csv" in result.stderr
     assert "2 of 3 file(s) not imported" in result.stderr
@@ -116,11 +116,11 @@ def test_traces_option_gives_claims(tmp_path: Path) -> None:
 
 def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
     result = _import(str(RAGAS), "--format", "excel", "--into", str(tmp_path))
-    assert result.exit_code != 0 and "excel" in result.output
+    assert result.exit_code == 2 and "excel" in result.output
     result = _import(str(RAGAS), "--set", "novalue", "--into", str(tmp_path))
-    assert result.exit_code != 0 and "expected KEY=VALUE" in result.output
+    assert result.exit_code == 2 and "expected KEY=VALUE" in result.output
     result = _import(str(tmp_path / "missing.csv"), "--into", str(tmp_path / "runs"))
-    assert result.exit_code != 0 and "no such file" in result.stderr
+    assert result.exit_code == 1 and "no such file" in result.stderr
 
 
 def test_import_a_folder(tmp_path: Path) -> None:

@@ -118,7 +118,7 @@ def test_connection_refused_is_one_line_and_non_zero(tmp_path: Path) -> None:
         "--model",
         "m",
     )
-    assert result.exit_code != 0
+    assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "connection refused" in lines[0], result.stderr
     assert "Traceback" not in result.output
@@ -135,7 +135,7 @@ def test_connection_refused_is_one_line_and_non_zero(tmp_path: Path) -> None:
 def test_bad_judge_choice_is_one_line(tmp_path: Path, server: FakeJudge) -> None:
     runs = make_runs(tmp_path / "runs")
     result = invoke("rejudge", "base", str(runs), "--judge", "nope")
-    assert result.exit_code != 0 and "unknown judge 'nope'" in result.stderr
+    assert result.exit_code == 1 and "unknown judge 'nope'" in result.stderr
     result = invoke("rejudge", "base", str(runs), "--provider", "ollama")
     assert "missing --url, --model" in result.stderr
 
@@ -193,7 +193,7 @@ def test_missing_key_env_is_a_clear_error(tmp_path: Path, server: FakeJudge) -> 
     result = invoke(
         "rejudge", "base", str(runs), "--judge", "local", env={"RAGTUI_TEST_SECRET": ""}
     )
-    assert result.exit_code != 0
+    assert result.exit_code == 1
     assert "judges.local.api_key_env names $RAGTUI_TEST_SECRET, which is not set" in result.stderr
 
 
