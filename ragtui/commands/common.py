@@ -13,7 +13,6 @@ import click
 from ragtui import config as config_module
 from ragtui.core.errors import RagtuiError, UnknownMetricError
 from ragtui.core.stats import DEFAULT_SEED
-from ragtui.core.store import Store
 from ragtui.format import json_text, one_line
 from ragtui.services.workspace import Workspace, open_workspace, resolve_folder, writable_folder
 
@@ -26,7 +25,6 @@ __all__ = [
     "load_config",
     "margin_option",
     "metric_option",
-    "open_store",
     "open_ws",
     "pass_option",
     "pick_folder",
@@ -136,17 +134,11 @@ def announce(workspace: Workspace) -> None:
         click.echo(f"skipped: {one_line(problem)}", err=True)
 
 
-def open_ws(path: str | Path | None, *, quiet: bool = False) -> Workspace:
-    """Open a folder for a command; notices go to stderr unless `quiet`."""
+def open_ws(path: str | Path | None) -> Workspace:
+    """Open a folder for a command; its notices and skipped files go to stderr."""
     workspace = open_workspace(path)
-    if not quiet:
-        announce(workspace)
+    announce(workspace)
     return workspace
-
-
-def open_store(path: str | Path | None, *, announce: bool = True) -> Store:
-    """Open (and refresh) the index of a folder, printing notices and bad files on stderr."""
-    return open_ws(path, quiet=not announce).store
 
 
 def load_config(folder: str | Path | None) -> config_module.Config:

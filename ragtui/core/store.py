@@ -430,9 +430,11 @@ class Store:
         """sha256s of the folder's files found to be in no known result format (so the folder
         import mentions each once, not on every open)."""
         row = self._guard(
-            lambda: self._cursor()
-            .execute("SELECT value FROM meta WHERE key = 'not_results'")
-            .fetchone()
+            lambda: (
+                self._cursor()
+                .execute("SELECT value FROM meta WHERE key = 'not_results'")
+                .fetchone()
+            )
         )
         if row is None:
             return set()

@@ -60,11 +60,6 @@ def foreign_files(folder: Path) -> list[Path]:
     return found
 
 
-def converted_shas(folder: Path) -> set[str]:
-    """sha256 of every source file some native run file in the folder was imported from."""
-    return _native_headers(folder)[0]
-
-
 def _native_headers(folder: Path) -> tuple[set[str], set[str]]:
     """(source sha256s, run ids) of the folder's native run files, from their header lines."""
     shas: set[str] = set()
