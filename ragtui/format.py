@@ -742,3 +742,56 @@ def gate_summary(result: GateResult, undecided_passes: bool = False) -> str:
         verdict = "passes (--undecided-passes)" if undecided_passes else "exit 3"
         return f"gate: undecided — the data cannot tell yet; {verdict}"
     return "gate: passed (the candidate is shown non-inferior on every metric, every floor holds)"
+
+
+# ---------------------------------------------------------------- comparison tables
+# (the CLI's table and the Markdown report's: one set of columns and cells)
+
+COMPARE_COLUMNS = (
+    "metric",
+    "N",
+    "A",
+    "B",
+    "err A/B",
+    "Δ pts",
+    "95% CI",
+    "method",
+    "p adj",
+    "noise ±",
+    "MDE",
+    "verdict",
+)
+
+
+def metric_cells(m: MetricResult, *, full_method: bool = False) -> tuple[str, ...]:
+    """One metric's row under COMPARE_COLUMNS; `full_method` names the method in full (with
+    its clusters and resamples) where there is room for it."""
+    return (
+        m.metric,
+        str(m.n),
+        pts(m.mean_a),
+        pts(m.mean_b),
+        errors_pair(m),
+        signed_pts(m.delta),
+        interval(m.ci_low, m.ci_high),
+        method_name(m) if full_method else short_method(m),
+        p_value(m.p_adj),
+        pts(m.noise_floor),
+        pts(m.mde),
+        verdict_label(m),
+    )
+
+
+def metric_details(m: MetricResult) -> list[str]:
+    """What a metric's row cannot hold: McNemar's counts, the worst 10% of cases."""
+    out = []
+    if m.fixed is not None:
+        out.append(
+            f"{m.metric}: B fixed {m.fixed} cases, broke {m.broke} "
+            f"(McNemar p {p_value(m.p)}, the verdict's own test)"
+        )
+    if m.bottom_a is not None or m.bottom_b is not None:
+        out.append(
+            f"{m.metric}: worst 10% of cases average {pts(m.bottom_a)} in A, {pts(m.bottom_b)} in B"
+        )
+    return out

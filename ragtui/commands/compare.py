@@ -8,7 +8,9 @@ Exit codes: 0 ok / gate passed, 1 gate failed, 2 usage or input error, 3 gate un
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -47,7 +49,7 @@ def _split_runs(refs: tuple[str, ...], path_option: str | None) -> tuple[list[st
 
 
 def _compare(
-    refs: tuple[str, ...],
+    runs: tuple[str, ...],
     path_option: str | None,
     metrics: tuple[str, ...],
     margin: float | None,
@@ -57,8 +59,8 @@ def _compare(
     sort_metric: str | None,
     several: bool,
 ) -> None:
-    runs, folder = _split_runs(refs, path_option)
-    several = several or len(runs) > 2
+    refs, folder = _split_runs(runs, path_option)
+    several = several or len(refs) > 2
     if rerun_values and several:
         raise click.UsageError("--rerun-values is for two runs (A and B)")
     if sort_metric is not None and not several:
@@ -66,7 +68,7 @@ def _compare(
     with open_ws(folder) as workspace:
         if not several:
             c = comparing.compare(
-                workspace, runs[0], runs[1], metrics=metrics, margin=points(margin), seed=seed
+                workspace, refs[0], refs[1], metrics=metrics, margin=points(margin), seed=seed
             )
             if as_json:
                 emit_json(c.to_json(rerun_values=rerun_values), workspace)
@@ -74,7 +76,7 @@ def _compare(
                 print_comparison(c)
             return
         mc = comparing.compare_several(
-            workspace, runs[0], runs[1:], metrics=metrics, margin=points(margin), seed=seed
+            workspace, refs[0], refs[1:], metrics=metrics, margin=points(margin), seed=seed
         )
         if sort_metric is not None and sort_metric not in mc.metrics:
             raise click.BadParameter(
@@ -90,10 +92,10 @@ def _compare(
         print_several(mc, sort_metric)
 
 
-def _compare_options(func):  # type: ignore[no-untyped-def]
+def _compare_options(func: Callable[..., None]) -> Callable[..., None]:
     for option in reversed(
         [
-            click.argument("runs", nargs=-1, required=True),
+            click.argument("runs", nargs=-1, required=True, metavar="BASE CANDIDATE... [PATH]"),
             folder_option,
             metric_option,
             margin_option,
@@ -113,39 +115,30 @@ def _compare_options(func):  # type: ignore[no-untyped-def]
     return func
 
 
-@click.command("compare")
-@_compare_options
-def compare_command(
-    runs: tuple[str, ...],
-    path_option: str | None,
-    metrics: tuple[str, ...],
-    margin: float | None,
-    seed: int,
-    as_json: bool,
-    rerun_values: bool,
-    sort_metric: str | None,
-) -> None:
+def _compare_command(name: str, several: bool, doc: str) -> click.Command:
+    """`compare` and its alias `compare-many` (which always prints the several-candidates
+    table, even for one candidate): the same options, one body."""
+
+    def command(**options: Any) -> None:
+        _compare(**options, several=several)
+
+    command.__doc__ = doc
+    return click.command(name)(_compare_options(command))
+
+
+compare_command = _compare_command(
+    "compare",
+    False,
     """Is B better than A, or is it noise? `compare A B [PATH]`: paired per-metric verdicts
     with the noise floor. `compare BASE C1 C2 ... [PATH]`: one table of candidates × metrics
-    (Δ, 95% CI, verdict), Holm-adjusted over every cell."""
-    _compare(runs, path_option, metrics, margin, seed, as_json, rerun_values, sort_metric, False)
-
-
-@click.command("compare-many")
-@_compare_options
-def compare_many_command(
-    runs: tuple[str, ...],
-    path_option: str | None,
-    metrics: tuple[str, ...],
-    margin: float | None,
-    seed: int,
-    as_json: bool,
-    rerun_values: bool,
-    sort_metric: str | None,
-) -> None:
+    (Δ, 95% CI, verdict), Holm-adjusted over every cell.""",
+)
+compare_many_command = _compare_command(
+    "compare-many",
+    True,
     """Same as `compare BASE C1 C2 ... [PATH]`, kept for scripts: always the table of
-    candidates × metrics, even for one candidate."""
-    _compare(runs, path_option, metrics, margin, seed, as_json, rerun_values, sort_metric, True)
+    candidates × metrics, even for one candidate.""",
+)
 
 
 # ---------------------------------------------------------------- gate

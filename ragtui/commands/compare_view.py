@@ -16,24 +16,10 @@ from typing import Any
 import click
 
 from ragtui import format as fmt
-from ragtui.core.compare import Comparison, MetricResult
+from ragtui.core.compare import Comparison
 from ragtui.core.multi_compare import MultiComparison
 from ragtui.format import interval, one_line, p_value, pts, short_metrics, signed_pts
 
-COLUMNS = (
-    "metric",
-    "N",
-    "A",
-    "B",
-    "err A/B",
-    "Δ pts",
-    "95% CI",
-    "method",
-    "p adj",
-    "noise ±",
-    "MDE",
-    "verdict",
-)
 _STYLE = {"improved": "green", "regressed": "red"}
 
 
@@ -43,17 +29,7 @@ def detail_lines(c: Comparison) -> list[str]:
     out = [
         f"{m.metric}: {fmt.verdict_label(m)} — {fmt.verdict_reason(m, c.margin)}" for m in c.metrics
     ]
-    for m in c.metrics:
-        if m.fixed is not None:
-            out.append(
-                f"{m.metric}: B fixed {m.fixed} cases, broke {m.broke} "
-                f"(McNemar p {p_value(m.p)}, the verdict's own test)"
-            )
-        if m.bottom_a is not None or m.bottom_b is not None:
-            out.append(
-                f"{m.metric}: worst 10% of cases average {pts(m.bottom_a)} in A, "
-                f"{pts(m.bottom_b)} in B"
-            )
+    out += [line for m in c.metrics for line in fmt.metric_details(m)]
     out += [fmt.agreement_text(g) for g in [*c.agreement, *c.human]]
     out += [fmt.judge_verdict_text(j) for j in c.judges]
     out += [fmt.ppi_text(p) for p in c.ppi]
@@ -68,23 +44,6 @@ def comparison_lines(c: Comparison) -> list[str]:
         *detail_lines(c),
         *("! " + fmt.note_text(w) for w in c.warnings),
     ]
-
-
-def table_cells(m: MetricResult) -> tuple[str, ...]:
-    return (
-        m.metric,
-        str(m.n),
-        pts(m.mean_a),
-        pts(m.mean_b),
-        fmt.errors_pair(m),
-        signed_pts(m.delta),
-        interval(m.ci_low, m.ci_high),
-        fmt.short_method(m),
-        p_value(m.p_adj),
-        pts(m.noise_floor),
-        pts(m.mde),
-        fmt.verdict_label(m),
-    )
 
 
 def title(c: Comparison) -> str:
@@ -107,11 +66,11 @@ def _pair_table(c: Comparison) -> Any:  # a rich Table: rich is imported only he
     from rich.table import Table
 
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for col in COLUMNS:
+    for col in fmt.COMPARE_COLUMNS:
         left = col in ("metric", "method", "verdict")
         table.add_column(col, justify="left" if left else "right", no_wrap=True)
     for m in c.metrics:
-        cells = table_cells(m)
+        cells = fmt.metric_cells(m)
         table.add_row(*(_text(x) for x in cells[:-1]), _text(cells[-1], _STYLE.get(m.verdict, "")))
     return table
 
