@@ -226,6 +226,11 @@ def short_metrics(names: Iterable[str]) -> dict[str, str]:
     return out if len(set(out.values())) == len(out) else {n: n for n in names}
 
 
+def short_metric(name: str) -> str:
+    """One metric's header on its own (tables use `short_metrics` so headers stay unique)."""
+    return short_metrics([name])[name]
+
+
 # ---------------------------------------------------------------- diagnosis
 
 _BASIS = {
