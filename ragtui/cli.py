@@ -22,7 +22,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "runs": ("browse", "runs_command", "List the runs with their per-metric means."),
     "show": ("browse", "show_command", "Print a run, or one case of it in full."),
-    "compare": ("compare", "compare_command", "Compare run B against run A: noise-aware verdicts."),
+    "compare": (
+        "compare",
+        "compare_command",
+        "Compare run B against run A (or several candidates against a base).",
+    ),
     "gate": (
         "compare",
         "gate_command",
@@ -31,7 +35,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("compare", "report_command", "Write a Markdown report of A vs B."),
     "diagnose": ("diagnose", "diagnose_command", "Why B got worse: stage, chunks, claims, cases."),
     "history": ("diagnose", "history_command", "Case classes: newly broken, flaky, stable."),
-    "compare-many": ("diagnose", "compare_many_command", "Several candidates against one base."),
+    "compare-many": (
+        "compare",
+        "compare_many_command",
+        "Alias of `compare BASE C1 C2 ...`: candidates x metrics in one table.",
+    ),
     "import": ("importing", "import_command", "Import result files of other eval tools."),
     "rejudge": ("judge", "rejudge_command", "Re-judge a run (or one case) with another judge."),
     "judges": ("judge", "judges_command", "List the configured judges and check each one."),

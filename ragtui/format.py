@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ragtui.core.verdict import (
+    Clustered,
     ErrorCounts,
     IdenticalMetric,
     IdenticalRuns,
@@ -507,10 +508,6 @@ def errors_pair(m: MetricResult) -> str:
 # ---------------------------------------------------------------- notes
 
 
-def _side_run(side: str) -> str:
-    return f"run {side}"
-
-
 def rule_text(n: RerunRule) -> str:
     state = "within it" if n.holds else "above it"
     out = (
@@ -600,6 +597,17 @@ def note_text(n: Note) -> str:
             return (
                 f"the noise floor of {side} comes from judge-only reruns (same answers): it "
                 "leaves out generation noise, so real reruns vary more"
+            )
+        case Clustered(clusters=k, cases=count, named=named, field=name, from_field=filled):
+            parts = [f"{named} by their cluster field"] if named else []
+            if filled:
+                parts.append(f"{filled} by metadata field {name!r} ([compare] cluster)")
+            alone = count - named - filled
+            if alone:
+                parts.append(f"{alone} on their own")
+            return (
+                f"{count} cases in {k} clusters ({', '.join(parts)}): resampled and "
+                "sign-flipped by cluster, since cases of one cluster are not independent"
             )
         case SeedNote(seed=seed, resamples=count):
             return f"seed {seed} · {count:,} random sign-flips where clusters are too many to enumerate"
@@ -720,6 +728,13 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
         "below_floor": f"candidate mean {pts(ch.value)} is below the floor {pts(ch.threshold)}",
         "no_floor_scores": f"the candidate has no scores for the floor {pts(ch.threshold)}",
         "nothing_compared": "no metric in common between the runs: nothing to pass",
+        "new_failures": (
+            "1 case passed in every baseline run and fails in the candidate (listed below)"
+            if ch.value == 1
+            else f"{ch.value or 0:.0f} cases passed in every baseline run and fail in the "
+            "candidate (listed below)"
+        ),
+        "no_new_failures": "no case that passed in every baseline run fails in the candidate",
     }
     return f"{tag}{ch.metric}: {texts[ch.code]}"
 
@@ -732,3 +747,56 @@ def gate_summary(result: GateResult, undecided_passes: bool = False) -> str:
         verdict = "passes (--undecided-passes)" if undecided_passes else "exit 3"
         return f"gate: undecided — the data cannot tell yet; {verdict}"
     return "gate: passed (the candidate is shown non-inferior on every metric, every floor holds)"
+
+
+# ---------------------------------------------------------------- comparison tables
+# (the CLI's table and the Markdown report's: one set of columns and cells)
+
+COMPARE_COLUMNS = (
+    "metric",
+    "N",
+    "A",
+    "B",
+    "err A/B",
+    "Δ pts",
+    "95% CI",
+    "method",
+    "p adj",
+    "noise ±",
+    "MDE",
+    "verdict",
+)
+
+
+def metric_cells(m: MetricResult, *, full_method: bool = False) -> tuple[str, ...]:
+    """One metric's row under COMPARE_COLUMNS; `full_method` names the method in full (with
+    its clusters and resamples) where there is room for it."""
+    return (
+        m.metric,
+        str(m.n),
+        pts(m.mean_a),
+        pts(m.mean_b),
+        errors_pair(m),
+        signed_pts(m.delta),
+        interval(m.ci_low, m.ci_high),
+        method_name(m) if full_method else short_method(m),
+        p_value(m.p_adj),
+        pts(m.noise_floor),
+        pts(m.mde),
+        verdict_label(m),
+    )
+
+
+def metric_details(m: MetricResult) -> list[str]:
+    """What a metric's row cannot hold: McNemar's counts, the worst 10% of cases."""
+    out = []
+    if m.fixed is not None:
+        out.append(
+            f"{m.metric}: B fixed {m.fixed} cases, broke {m.broke} "
+            f"(McNemar p {p_value(m.p)}, the verdict's own test)"
+        )
+    if m.bottom_a is not None or m.bottom_b is not None:
+        out.append(
+            f"{m.metric}: worst 10% of cases average {pts(m.bottom_a)} in A, {pts(m.bottom_b)} in B"
+        )
+    return out

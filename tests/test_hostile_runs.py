@@ -171,6 +171,15 @@ def _hostile_file(folder: Path, line: int, seed: int, value: Any, as_key: bool) 
     return path
 
 
+def _strict(text: str) -> Any:
+    """JSON as a strict parser reads it: a bare NaN or Infinity is an error, not a number."""
+
+    def refuse(name: str) -> Any:
+        raise AssertionError(f"non-standard JSON constant {name} in the output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def _invoke(*args: str) -> Any:
     result = CliRunner().invoke(cli, list(args))
     assert "Traceback" not in result.output
@@ -200,9 +209,11 @@ def test_a_hostile_value_anywhere_is_one_clear_line(
     make_run(folder, "good-1", faith=[1.0, 1.0, 0.5, 0.5], created_at="2026-11-21T10:00:00Z")
     path = _hostile_file(folder, line, seed, value, as_key)
 
+    # the folder's config names a metadata field as the cluster: hostile metadata reaches it
+    (folder / "ragtui.toml").write_text('[compare]\ncluster = "tags"\n', encoding="utf-8")
     listed = _invoke("runs", str(folder), "--json")
     assert listed.exit_code == 0, listed.output
-    ids = [r["id"] for r in json.loads(listed.stdout)["runs"]]
+    ids = [r["id"] for r in _strict(listed.stdout)["runs"]]
     assert {"base-1", "good-1"} <= set(ids)
     table = _invoke("runs", str(folder))  # the table form reports bad files on stderr
     assert table.exit_code == 0 and "good-1" in table.stdout
@@ -213,8 +224,17 @@ def test_a_hostile_value_anywhere_is_one_clear_line(
         assert shown.exit_code == 0, shown.output
         case_ids = re.findall(r"^  (\S+)", shown.stdout, flags=re.M)
         if case_ids:
-            one = _invoke("show", "hostile-1", "case-000", "--path", str(folder))
-            assert one.exit_code in (0, 1), one.output  # 1: the case id itself was changed
+            one = _invoke("show", "hostile-1", "case-000", "--path", str(folder), "--json")
+            if one.exit_code == 0:
+                assert _strict(one.stdout)["case_id"] == "case-000"
+            else:  # the case id itself was changed: one line naming it
+                assert one.exit_code == 2 and "has no case 'case-000'" in one.stderr, one.output
+        # the hostile run in a comparison: a verdict, or one line saying why there is none
+        against = _invoke("compare", "base-1", "hostile-1", "-p", str(folder), "--json")
+        if against.exit_code == 0:
+            assert isinstance(_strict(against.stdout)["metrics"], list)
+        else:
+            assert against.exit_code == 2 and len(against.stderr.strip().splitlines()) == 1
     else:
         assert len(about) == 1, listed.stderr
         assert re.match(rf"skipped: {re.escape(str(path))}:{line}: \S", about[0]), about[0]
@@ -223,4 +243,4 @@ def test_a_hostile_value_anywhere_is_one_clear_line(
     assert shown.exit_code == 0 and "How long do refunds take for plan 1?" in shown.stdout
     compared = _invoke("compare", "base-1", "good-1", str(folder), "--json")
     assert compared.exit_code == 0, compared.output
-    assert json.loads(compared.stdout)["metrics"]
+    assert _strict(compared.stdout)["metrics"]

@@ -9,9 +9,8 @@ from typing import Any
 import click
 
 from ragtui.commands.common import (
-    folder_json,
+    emit_json,
     folder_option,
-    open_store,
     open_ws,
     pick_folder,
     resolve_folder,
@@ -19,7 +18,7 @@ from ragtui.commands.common import (
 from ragtui.core.errors import RagtuiError
 from ragtui.core.queries import RunRow
 from ragtui.core.views import case_lines, run_rows
-from ragtui.format import json_text, one_line, printable, pts, short_metrics
+from ragtui.format import one_line, printable, pts, short_metrics
 
 
 @click.command("open")
@@ -45,12 +44,8 @@ def runs_command(path: str | None, path_option: str | None, as_json: bool) -> No
     with open_ws(pick_folder(path, path_option)) as workspace:
         rows, metrics = run_rows(workspace.store)
         if as_json:
-            out = {
-                **folder_json(workspace),
-                "metrics": metrics,
-                "runs": [r.to_json() for r in rows],
-            }
-            click.echo(json_text(out, indent=2, default=str, allow_nan=False))
+            out = {"metrics": metrics, "runs": [r.to_json() for r in rows]}
+            emit_json(out, workspace, indent=2, default=str)
             return
     from rich.console import Console
     from rich.table import Table
@@ -97,7 +92,8 @@ def _mean_cell(row: RunRow, metric: str) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def show_command(run: str, case: str | None, path_option: str | None, as_json: bool) -> None:
     """Print a run (its header and cases) or one CASE of it in full."""
-    with open_store(path_option) as store:
+    with open_ws(path_option) as workspace:
+        store = workspace.store
         run_id = store.resolve_run(run)
         header = store.run(run_id)
         if case is None:
@@ -106,7 +102,7 @@ def show_command(run: str, case: str | None, path_option: str | None, as_json: b
                 from ragtui.core.runfile import header_to_json
 
                 out = {"run": header_to_json(header), "cases": cases}
-                click.echo(json_text(out, indent=2, default=str, allow_nan=False))
+                emit_json(out, workspace, indent=2, default=str)
                 return
             h = header
             lines = [
@@ -123,11 +119,11 @@ def show_command(run: str, case: str | None, path_option: str | None, as_json: b
         found = store.case(run_id, case)
         if found is None:
             raise RagtuiError(f"run {run_id} has no case {case!r}")
-    if as_json:
-        from ragtui.core.runfile import case_to_json
+        if as_json:
+            from ragtui.core.runfile import case_to_json
 
-        click.echo(json_text(case_to_json(found), indent=2, allow_nan=False))
-        return
+            emit_json(case_to_json(found), workspace, indent=2)
+            return
     for line in case_lines(found):
         click.echo(printable(line))  # case_lines made it printable; tab and newline stay
 

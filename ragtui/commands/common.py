@@ -11,20 +11,27 @@ from typing import Any
 import click
 
 from ragtui import config as config_module
-from ragtui.core.errors import RagtuiError
-from ragtui.core.store import Store
-from ragtui.format import one_line
+from ragtui.core.errors import RagtuiError, UnknownMetricError
+from ragtui.core.stats import DEFAULT_SEED
+from ragtui.format import json_text, one_line
 from ragtui.services.workspace import Workspace, open_workspace, resolve_folder, writable_folder
 
 __all__ = [
     "announce",
+    "emit_json",
     "folder_json",
     "folder_option",
+    "json_option",
     "load_config",
-    "open_store",
+    "margin_option",
+    "metric_option",
     "open_ws",
+    "pass_option",
     "pick_folder",
+    "point_pairs",
+    "points",
     "resolve_folder",
+    "seed_option",
     "user_errors",
     "writable_folder",
 ]
@@ -38,6 +45,57 @@ folder_option = click.option(
     type=click.Path(file_okay=False),
     help="Runs folder (default ./runs, else the bundled demo history).",
 )
+
+
+# Options several commands share; everything typed is in points (x100), like everything shown.
+margin_option = click.option(
+    "--margin",
+    type=click.FloatRange(0, 100, min_open=True, max_open=True),
+    default=None,
+    metavar="POINTS",
+    help="Practical margin in points (default: [compare] margin in ragtui.toml, else 5).",
+)
+seed_option = click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="Seed for random sign-flips (clustered metrics with many clusters).",
+)
+metric_option = click.option(
+    "--metric", "-m", "metrics", multiple=True, help="Only this metric (repeatable)."
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+pass_option = click.option(
+    "--pass",
+    "passes",
+    multiple=True,
+    metavar="METRIC=POINTS",
+    help="Pass threshold of a metric's cases, in points (default: the source's, else 50).",
+)
+
+
+def points(value: float | None) -> float | None:
+    """A figure typed in points as the fraction the core works in."""
+    return None if value is None else value / 100
+
+
+def point_pairs(specs: tuple[str, ...], option: str) -> dict[str, float]:
+    """METRIC=POINTS pairs (POINTS in [0, 100]) as fractions: faithfulness=80 -> 0.8."""
+    out = {}
+    for spec in specs:
+        metric, sep, value = spec.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if not sep or not metric.strip() or not 0.0 <= number <= 100.0:
+            raise click.BadParameter(
+                f"{spec!r}: expected METRIC=POINTS with POINTS in [0, 100] (80 = a mean of 0.8)",
+                param_hint=option,
+            )
+        out[metric.strip()] = number / 100
+    return out
 
 
 def pick_folder(positional: str | None, option: str | None) -> str | None:
@@ -56,6 +114,18 @@ def folder_json(workspace: Workspace) -> dict[str, Any]:
     }
 
 
+def emit_json(data: dict[str, Any], workspace: Workspace | None = None, **options: Any) -> None:
+    """Strict JSON on stdout (a NaN or infinity is a bug, never output), through the one
+    neutraliser; with a workspace, its notices and skipped files ride along (and went to
+    stderr when it opened)."""
+    payload = dict(data)
+    if workspace is not None:
+        folder = folder_json(workspace)
+        folder["notices"] = [*folder["notices"], *data.get("notices", ())]
+        payload.update(folder)
+    click.echo(json_text(payload, allow_nan=False, **options))
+
+
 def announce(workspace: Workspace) -> None:
     """The folder's notices and skipped files, one line each on stderr."""
     for line in workspace.notices:
@@ -64,17 +134,11 @@ def announce(workspace: Workspace) -> None:
         click.echo(f"skipped: {one_line(problem)}", err=True)
 
 
-def open_ws(path: str | Path | None, *, quiet: bool = False) -> Workspace:
-    """Open a folder for a command; notices go to stderr unless `quiet`."""
+def open_ws(path: str | Path | None) -> Workspace:
+    """Open a folder for a command; its notices and skipped files go to stderr."""
     workspace = open_workspace(path)
-    if not quiet:
-        announce(workspace)
+    announce(workspace)
     return workspace
-
-
-def open_store(path: str | Path | None, *, announce: bool = True) -> Store:
-    """Open (and refresh) the index of a folder, printing notices and bad files on stderr."""
-    return open_ws(path, quiet=not announce).store
 
 
 def load_config(folder: str | Path | None) -> config_module.Config:
@@ -86,13 +150,20 @@ def load_config(folder: str | Path | None) -> config_module.Config:
     return config
 
 
+class _UsageError(click.ClickException):
+    exit_code = 2
+
+
 def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn the project's own errors into one line on stderr (click's "Error: ...", exit 1)."""
+    """Turn the project's own errors into one line on stderr (click's "Error: ...", exit 1;
+    a metric the runs or the judge do not have is bad input: exit 2)."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except UnknownMetricError as err:
+            raise _UsageError(one_line(err)) from None
         except RagtuiError as err:
             raise click.ClickException(one_line(err)) from None
 

@@ -1,20 +1,31 @@
-"""`ragtui diagnose`, `ragtui history` and `ragtui compare-many`: thin shells over the
-diagnosis modules of core (attribution, retrieval/answer/claim diffs, case classes, costs).
+"""`ragtui diagnose` and `ragtui history`: thin shells over the diagnosis modules of core
+(attribution, retrieval/answer/claim diffs, case classes, costs). Several candidates against
+one base is `ragtui compare BASE C1 C2 ...` (commands/compare.py).
 
-Figures are fractions in --json; text says points (x 100). Every string from a run file goes
-through `printable`; JSON is ASCII with no NaN.
+Figures are fractions in --json; everything typed and shown is in points (x 100). Every string
+from a run file goes through `printable`; JSON is strict (no NaN) and carries the folder's
+notices and skipped files.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import click
 
-from ragtui.commands.common import open_store
-from ragtui.core.stats import DEFAULT_SEED
+from ragtui.commands.common import (
+    emit_json,
+    folder_option,
+    json_option,
+    margin_option,
+    metric_option,
+    open_ws,
+    pass_option,
+    pick_folder,
+    point_pairs,
+    points,
+    seed_option,
+)
 from ragtui.format import (
     attribution_line,
     cause_text,
@@ -22,63 +33,28 @@ from ragtui.format import (
     claims_line,
     classes_line,
     cost_line,
-    interval,
     noise_rule_line,
-    p_value,
     printable,
     pts,
     retrieval_line,
-    short_metrics,
     short_pts,
     signed_pts,
     word_diff,
 )
 
 EXCERPT = 90
-
-_margin = click.option(
-    "--margin",
-    type=float,
-    default=0.05,
-    show_default=True,
-    help="Practical margin as a fraction (0.05 = 5 points).",
-)
-_seed = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed.")
-_json = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-_metrics = click.option(
-    "--metric", "-m", "metrics", multiple=True, help="Only this metric (repeatable)."
-)
-_passes = click.option(
-    "--pass",
-    "passes",
-    multiple=True,
-    metavar="METRIC=VALUE",
-    help="Pass threshold for the case classes, a fraction (default: the source's, else 0.5).",
-)
+_path_argument = click.argument("path", required=False, type=click.Path(file_okay=False))
 
 
-def _pairs(specs: tuple[str, ...], option: str, *, number: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _roles(specs: tuple[str, ...]) -> dict[str, str]:
+    """ROLE=METRIC pairs (--role)."""
+    out: dict[str, str] = {}
     for spec in specs:
         key, sep, value = spec.partition("=")
-        key, value = key.strip(), value.strip()
-        if number:
-            try:
-                parsed: Any = float(value)
-            except ValueError:
-                parsed = -1.0
-            ok = 0.0 <= parsed <= 1.0
-        else:
-            parsed, ok = value, bool(value)
-        if not sep or not key or not ok:
-            expected = "METRIC=VALUE with VALUE a fraction in [0, 1]" if number else "ROLE=METRIC"
-            raise click.BadParameter(f"{spec!r}: expected {expected}", param_hint=option)
-        out[key] = parsed
+        if not sep or not key.strip() or not value.strip():
+            raise click.BadParameter(f"{spec!r}: expected ROLE=METRIC", param_hint="--role")
+        out[key.strip()] = value.strip()
     return out
-
-
-def _emit_json(payload: dict[str, Any]) -> None:
-    click.echo(json.dumps(payload, ensure_ascii=True, allow_nan=False))
 
 
 def _excerpt(text: str | None, limit: int = EXCERPT) -> str:
@@ -92,15 +68,17 @@ def _excerpt(text: str | None, limit: int = EXCERPT) -> str:
 @click.command("diagnose")
 @click.argument("a")
 @click.argument("b")
-@click.argument("path", required=False, type=click.Path(file_okay=False))
-@_metrics
+@_path_argument
+@folder_option
+@metric_option
 @click.option("--case", "case_id", help="Diagnose one case in full: chunks, answer, claims.")
 @click.option(
     "--min-drop",
-    type=float,
-    default=0.10,
+    type=click.FloatRange(0, 100, min_open=True),
+    default=10.0,
     show_default=True,
-    help="When A has no reruns: the drop that counts as a fall, a fraction.",
+    metavar="POINTS",
+    help="When A has no reruns: the drop that counts as a fall, in points.",
 )
 @click.option(
     "--role",
@@ -110,22 +88,25 @@ def _excerpt(text: str | None, limit: int = EXCERPT) -> str:
     help="Name the metric of a stage role: faithfulness, context_recall, context_precision, "
     "answer_relevance (repeatable).",
 )
-@_passes
-@click.option("--worst", type=int, default=10, show_default=True, help="Worst cases listed.")
-@_margin
-@_seed
-@_json
+@pass_option
+@click.option(
+    "--worst", type=click.IntRange(min=0), default=10, show_default=True, help="Worst cases listed."
+)
+@margin_option
+@seed_option
+@json_option
 def diagnose_command(
     a: str,
     b: str,
     path: str | None,
+    path_option: str | None,
     metrics: tuple[str, ...],
     case_id: str | None,
     min_drop: float,
     roles: tuple[str, ...],
     passes: tuple[str, ...],
     worst: int,
-    margin: float,
+    margin: float | None,
     seed: int,
     as_json: bool,
 ) -> None:
@@ -133,26 +114,28 @@ def diagnose_command(
     which claims flipped, which cases are newly broken, and cost and latency beside quality."""
     from ragtui.core.diagnosis import diagnose, diagnose_case
 
-    role_map = _pairs(roles, "--role", number=False)
-    thresholds = _pairs(passes, "--pass", number=True)
-    store = open_store(path, announce=not as_json)
-    try:
+    role_map = _roles(roles)
+    thresholds = point_pairs(passes, "--pass")
+    with open_ws(pick_folder(path, path_option)) as workspace:
         common = dict(
-            margin=margin, seed=seed, min_drop=min_drop, roles=role_map, thresholds=thresholds
+            margin=workspace.config.margin if margin is None else points(margin),
+            seed=seed,
+            min_drop=min_drop / 100,
+            roles=role_map,
+            thresholds=thresholds,
+            cluster_field=workspace.config.cluster_field,
         )
         if case_id is not None:
-            one = diagnose_case(store, a, b, case_id, **common)
+            one = diagnose_case(workspace.store, a, b, case_id, **common)
             if as_json:
-                _emit_json(one.to_json())
+                emit_json(one.to_json(), workspace)
             else:
                 _print_case(one)
             return
-        d = diagnose(store, a, b, metrics=list(metrics) or None, **common)
-    finally:
-        store.close()
-    if as_json:
-        _emit_json(d.to_json())
-        return
+        d = diagnose(workspace.store, a, b, metrics=list(metrics) or None, **common)
+        if as_json:
+            emit_json(d.to_json(), workspace)
+            return
     _print_diagnosis(d, worst)
 
 
@@ -284,15 +267,17 @@ _MARK = {True: "✓", False: "✗", None: "!"}
 
 @click.command("history")
 @click.argument("run")
-@click.argument("path", required=False, type=click.Path(file_okay=False))
+@_path_argument
+@folder_option
 @click.option("--base", help="Classify against this run's config (its reruns), not the history.")
-@_metrics
+@metric_option
 @click.option("--class", "klass", help="List only this class (e.g. 'newly broken', flaky).")
-@_passes
-@_json
+@pass_option
+@json_option
 def history_command(
     run: str,
     path: str | None,
+    path_option: str | None,
     base: str | None,
     metrics: tuple[str, ...],
     klass: str | None,
@@ -309,17 +294,14 @@ def history_command(
         raise click.BadParameter(
             f"{klass!r}: expected one of {', '.join(CLASSES)}", param_hint="--class"
         )
-    thresholds = _pairs(passes, "--pass", number=True)
-    store = open_store(path, announce=not as_json)
-    try:
+    thresholds = point_pairs(passes, "--pass")
+    with open_ws(pick_folder(path, path_option)) as workspace:
         h = case_classes(
-            store, run, base=base, metrics=list(metrics) or None, thresholds=thresholds
+            workspace.store, run, base=base, metrics=list(metrics) or None, thresholds=thresholds
         )
-    finally:
-        store.close()
-    if as_json:
-        _emit_json(h.to_json())
-        return
+        if as_json:
+            emit_json(h.to_json(), workspace)
+            return
     against = f"the runs of {h.base}'s config" if h.base else "every earlier run of its dataset"
     n = len(h.baseline_runs)
     click.echo(printable(f"{h.run} against {against} ({n} run{'' if n == 1 else 's'})"))
@@ -342,85 +324,3 @@ def history_command(
         )
     for note in h.notes:
         click.echo("! " + printable(note))
-
-
-# ---------------------------------------------------------------- compare-many
-
-
-@click.command("compare-many")
-@click.argument("runs", nargs=-1, required=True)
-@_metrics
-@click.option("--sort", "sort_metric", help="Rank the candidates by their Δ on this metric.")
-@_margin
-@_seed
-@_json
-def compare_many_command(
-    runs: tuple[str, ...],
-    metrics: tuple[str, ...],
-    sort_metric: str | None,
-    margin: float,
-    seed: int,
-    as_json: bool,
-) -> None:
-    """Compare several candidates with one base: ragtui compare-many BASE C1 C2 ... [PATH].
-
-    One table of candidates × metrics (Δ, 95% CI, verdict), Holm-adjusted over every cell.
-    A last argument that is a folder is the runs folder."""
-    from ragtui.core.multi_compare import compare_many
-
-    refs = list(runs)
-    path = refs.pop() if len(refs) > 2 and Path(refs[-1]).is_dir() else None
-    if len(refs) < 2:
-        raise click.UsageError("give a base run and at least one candidate: BASE C1 [C2 ...]")
-    store = open_store(path, announce=not as_json)
-    try:
-        mc = compare_many(store, refs[0], refs[1:], list(metrics) or None, margin, seed)
-    finally:
-        store.close()
-    if sort_metric is not None and sort_metric not in mc.metrics:
-        raise click.BadParameter(
-            f"{sort_metric!r} is not compared (metrics: {', '.join(mc.metrics)})",
-            param_hint="--sort",
-        )
-    if as_json:
-        payload = mc.to_json()
-        if sort_metric:
-            payload["order"] = mc.ranked(sort_metric)
-        _emit_json(payload)
-        return
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    tests = sum(c.p is not None for c in mc.cells)
-    table = Table(
-        title=Text(printable(f"base {mc.base_name} ({mc.base}) · Holm over {tests} tests")),
-        box=None,
-        header_style="bold",
-    )
-    table.add_column("candidate")
-    headers = short_metrics(mc.metrics)
-    for m in mc.metrics:
-        table.add_column(Text(printable(headers[m])), justify="right")
-    order = mc.ranked(sort_metric) if sort_metric else list(mc.candidates)
-    names = dict(zip(mc.candidates, mc.names, strict=True))
-    for cand in order:
-        cells = [Text(printable(f"{names[cand]}\n{cand}"))]
-        for m in mc.metrics:
-            c = mc.cell(cand, m)
-            if c is None:
-                cells.append(Text("—"))
-                continue
-            verdict = c.verdict
-            style = {"improved": "green", "regressed": "red"}.get(c.verdict, "")
-            cells.append(
-                Text(
-                    f"{signed_pts(c.delta)}  p {p_value(c.p_adj)}\n"
-                    f"{interval(c.ci_low, c.ci_high)}\n{printable(verdict)}",
-                    style=style,
-                )
-            )
-        table.add_row(*cells)
-    Console(highlight=False).print(table)
-    for w in mc.warnings:
-        click.echo("! " + printable(w))

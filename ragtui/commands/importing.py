@@ -18,7 +18,7 @@ from ragtui.importers import REGISTRY, ImportOptions
 from ragtui.importers.folder import foreign_files
 from ragtui.importers.generic import FIELDS
 from ragtui.importers.scales import parse_scale
-from ragtui.services.importing import import_file, open_into
+from ragtui.services.importing import declared_scales, import_file, open_into
 
 DEFAULT_INTO = Path("runs")
 
@@ -164,13 +164,15 @@ def import_command(
         store = open_into(into)
     except RagtuiError as err:
         raise click.ClickException(one_line(err)) from None
+    declared, config_notices = declared_scales(into)
     failed = 0
     with store:
-        for line in store.notices:  # e.g. the dashboard has the folder open: it indexes too
+        # e.g. the dashboard has the folder open: it indexes too
+        for line in [*config_notices, *store.notices]:
             click.echo(f"notice: {one_line(line)}", err=True)
         for path in paths:
             try:
-                lines, notices = import_file(store, into, path, fmt, options)
+                lines, notices = import_file(store, into, path, fmt, options, declared)
             except RagtuiError as err:
                 failed += 1
                 click.echo(f"error: {one_line(err)}", err=True)

@@ -14,9 +14,18 @@ from typing import Any
 
 import click
 
-from ragtui.commands.common import load_config, open_ws, user_errors, writable_folder
+from ragtui.commands.common import (
+    emit_json,
+    folder_option,
+    json_option,
+    load_config,
+    open_ws,
+    pick_folder,
+    user_errors,
+    writable_folder,
+)
 from ragtui.core.errors import RagtuiError
-from ragtui.format import json_text, one_line
+from ragtui.format import one_line
 from ragtui.judge.runner import BatchResult, Progress
 from ragtui.services.judging import (
     NoiseCheck,
@@ -98,6 +107,14 @@ class _Bar:
         self._progress.update(self._tasks[key], completed=p.done, counts=counts)
 
 
+def _notices(results: list[BatchResult]) -> list[str]:
+    """What the batches repaired (a run file left empty by a crash, replaced), on stderr."""
+    lines = [line for result in results for line in result.notices]
+    for line in lines:
+        click.echo(f"notice: {one_line(line)}", err=True)
+    return lines
+
+
 def _report(result: BatchResult) -> None:
     click.echo(one_line(result.summary()))
     for sample in result.error_samples:
@@ -111,14 +128,16 @@ def _report(result: BatchResult) -> None:
 @click.command("rejudge")
 @click.argument("run")
 @click.argument("path", required=False, type=click.Path(file_okay=False))
+@folder_option
 @click.option("--case", "case_ids", multiple=True, help="Only this case (repeatable).")
 @click.option("--metric", "-m", "metrics", multiple=True, help="Judge this metric (repeatable).")
 @_judge_options
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option
 @user_errors
 def rejudge_command(
     run: str,
     path: str | None,
+    path_option: str | None,
     case_ids: tuple[str, ...],
     metrics: tuple[str, ...],
     judge_name: str | None,
@@ -130,7 +149,7 @@ def rejudge_command(
     as_json: bool,
 ) -> None:
     """Re-judge RUN with another judge; writes a new `rejudge` run and resumes if interrupted."""
-    with open_ws(writable_folder(path)) as workspace:
+    with open_ws(writable_folder(pick_folder(path, path_option))) as workspace:
         config = workspace.require_config()
         judge = pick_judge(config, judge_name, provider, url, model, timeout, concurrency)
         with _Bar(f"judging with {judge.name}") as bar:
@@ -144,35 +163,34 @@ def rejudge_command(
                     progress=bar.update,
                 )
             )
-    if as_json:
-        p = result.progress
-        click.echo(
-            json_text(
-                {
-                    "run_id": result.run_id,
-                    "path": str(result.path) if result.path.exists() else None,
-                    "cases": p.total,
-                    "resumed": p.resumed,
-                    "scored": p.scored,
-                    "parse_failures": p.parse_failures,
-                    "errors": p.errors,
-                    "cached": p.cached,
-                    "seconds": round(result.seconds, 3),
-                },
-                ensure_ascii=True,
-                allow_nan=False,
-            )
-        )
-        return
+        notices = _notices([result])
+        if as_json:
+            p = result.progress
+            summary = {
+                "run_id": result.run_id,
+                "path": str(result.path) if result.path.exists() else None,
+                "cases": p.total,
+                "resumed": p.resumed,
+                "scored": p.scored,
+                "parse_failures": p.parse_failures,
+                "errors": p.errors,
+                "cached": p.cached,
+                "seconds": round(result.seconds, 3),
+                "notices": notices,
+            }
+            emit_json(summary, workspace)
+            return
     _report(result)
 
 
 @click.command("judges")
 @click.argument("path", required=False, type=click.Path(file_okay=False))
+@folder_option
 @user_errors
-def judges_command(path: str | None) -> None:
+def judges_command(path: str | None, path_option: str | None) -> None:
     """List the judges in ragtui.toml and check each is reachable and has its model."""
-    config = load_config(Path(path) if path else None)
+    folder = pick_folder(path, path_option)
+    config = load_config(Path(folder) if folder else None)
     if not config.judges:
         raise RagtuiError(
             f"no judges configured (add [judges.NAME] tables to {user_config_path()})"
@@ -193,16 +211,20 @@ def judges_command(path: str | None) -> None:
 @click.command("noise")
 @click.argument("run")
 @click.argument("path", required=False, type=click.Path(file_okay=False))
-@click.option("--times", "-k", type=int, default=3, show_default=True, help="Reruns.")
+@folder_option
+@click.option(
+    "--times", "-k", type=click.IntRange(min=2), default=3, show_default=True, help="Reruns."
+)
 @click.option("--against", help="Then compare RUN with this run, using the noise floor.")
 @click.option("--metric", "-m", "metrics", multiple=True, help="Judge this metric (repeatable).")
 @click.option("--full", is_flag=True, help="Rerun the whole pipeline ([rerun] command).")
 @_judge_options
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
+@json_option
 @user_errors
 def noise_command(
     run: str,
     path: str | None,
+    path_option: str | None,
     times: int,
     against: str | None,
     metrics: tuple[str, ...],
@@ -218,7 +240,7 @@ def noise_command(
     """Measure noise: re-judge RUN's answers K times (cache bypassed), or rerun the pipeline."""
     from ragtui.judge.noise import noise_lines
 
-    with open_ws(writable_folder(path)) as workspace:
+    with open_ws(writable_folder(pick_folder(path, path_option))) as workspace:
         if full:
             check = asyncio.run(
                 full_noise_check(
@@ -245,8 +267,9 @@ def noise_command(
                         progress=lambda label, p: bar.update(p, label, label),
                     )
                 )
+        notices = _notices(check.batches)
         if as_json:
-            click.echo(json_text(_noise_json(check), allow_nan=False))
+            emit_json(_noise_json(check) | {"notices": notices}, workspace)
             return
         for result in check.batches:
             click.echo(one_line(result.summary()))
@@ -259,7 +282,7 @@ def noise_command(
 
 
 def _print_comparison(check: NoiseCheck) -> None:
-    from ragtui.commands.compare import print_comparison
+    from ragtui.commands.compare_view import print_comparison
 
     assert check.comparison is not None
     print_comparison(check.comparison)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragtui.core.claim_diff import ClaimDiff
-from ragtui.core.errors import RagtuiError
+from ragtui.core.errors import RagtuiError, UnknownMetricError
 from ragtui.core.model import is_faithfulness
 from ragtui.core.retrieval_diff import RetrievalDiff
 
@@ -77,7 +77,7 @@ def find_roles(metrics: Iterable[str], overrides: Mapping[str, str] | None = Non
         if role not in ROLES:
             raise RagtuiError(f"unknown stage role {role!r}: use one of {', '.join(ROLES)}")
         if metric not in names:
-            raise RagtuiError(
+            raise UnknownMetricError(
                 f"--role {role}={metric}: no metric {metric!r} in both runs "
                 f"(they share: {', '.join(names) or 'none'})"
             )

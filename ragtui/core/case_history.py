@@ -24,7 +24,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragtui.core.errors import RagtuiError
+from ragtui.core.errors import RagtuiError, UnknownMetricError
 from ragtui.core.store import Store
 
 DEFAULT_PASS = 0.5
@@ -192,9 +192,9 @@ def case_classes(
     base_id, history, baseline, groups = _runs_considered(store, run_id, base, notes)
     have = store.metrics([run_id])
     names = list(dict.fromkeys(metrics)) if metrics else have
-    missing = [m for m in names if m not in have]
+    missing = [m for m in [*names, *thresholds] if m not in have]
     if missing:
-        raise RagtuiError(
+        raise UnknownMetricError(
             f"metric {missing[0]!r} is not scored in {run_id} (it has: {', '.join(have) or 'none'})"
         )
     # (metric, case) -> run -> (value or None when errored, the threshold the source stated)

@@ -126,6 +126,7 @@ class Comparison:
     judges: list[JudgeVerdict] = field(default_factory=list)
     ppi: list[PPIEstimate] = field(default_factory=list)
     budget: list[NoiseBudget] = field(default_factory=list)
+    cluster_field: str | None = None  # the case metadata field that named clusters, if any
 
     @cached_property
     def deltas(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -213,6 +214,7 @@ class Comparison:
             "b_name": self.run_b.name,
             "seed": self.seed,
             "margin": self.margin,
+            "cluster_field": self.cluster_field,
             "warnings": [note(w) for w in self.warnings],
             "noise": [note(n) for n in self.noise],
             "reruns_a": list(self.reruns_a),
@@ -254,9 +256,11 @@ def compare_runs(
     margin: float = 0.05,
     seed: int = stats.DEFAULT_SEED,
     other_judges: bool = True,
+    cluster_field: str | None = None,
 ) -> Comparison:
     """Compare B with A, metric by metric. `other_judges`: also decide A vs B under every
-    judge that re-graded both (judge robustness)."""
+    judge that re-graded both (judge robustness). `cluster_field`: a case metadata field that
+    names the cluster of cases whose own `cluster` is unset ([compare] cluster in ragtui.toml)."""
     from ragtui.core import compare_build
 
     if not 0 < margin < 1:
@@ -269,7 +273,7 @@ def compare_runs(
     if a_id == b_id:
         raise RagtuiError(f"A and B are the same run ({a_id}): pick two different runs")
     compare_build.refuse_summary_only(store, [a_id, b_id])
-    built = compare_build.Builder(store, a_id, b_id, metrics, margin, seed).build()
+    built = compare_build.Builder(store, a_id, b_id, metrics, margin, seed, cluster_field).build()
     results = built.results
     adjusted = stats.holm(
         [r.p if r.verdict is not Verdict.NOT_COMPARABLE else None for r in results]
@@ -296,6 +300,7 @@ def compare_runs(
         replicates=built.replicates,
         ppi=built.ppi,
         budget=built.budget,
+        cluster_field=cluster_field,
     )
     if other_judges:
         judges, notes = compare_build.judge_verdicts(store, comparison)

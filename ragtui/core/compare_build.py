@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pyarrow as pa
 
 from ragtui.core import stats
 from ragtui.core.agreement import Agreement, agreement
@@ -24,17 +25,19 @@ from ragtui.core.compare_data import (
     human_labels,
     judged_same_answers,
     mean_or_none,
+    metadata_clusters,
     metric_replicates,
     profiles,
     replicates,
     rerun_source,
 )
-from ragtui.core.errors import RagtuiError
-from ragtui.core.intervals import SIGN_FLIPS
+from ragtui.core.errors import RagtuiError, UnknownMetricError
+from ragtui.core.intervals import SIGN_FLIPS, has_clusters
 from ragtui.core.model import Run
 from ragtui.core.ppi import PPIEstimate, ppi_mean
 from ragtui.core.store import Store
 from ragtui.core.verdict import (
+    Clustered,
     ErrorCounts,
     IdenticalMetric,
     IdenticalRuns,
@@ -96,9 +99,12 @@ class Builder:
         metrics: Sequence[str] | None,
         margin: float,
         seed: int,
+        cluster_field: str | None = None,
     ) -> None:
         self.store, self.a_id, self.b_id = store, a_id, b_id
         self.requested, self.margin, self.seed = metrics, margin, seed
+        self.cluster_field = cluster_field
+        self.cluster_source: tuple[np.ndarray, np.ndarray] | None = None
         self.out = Built(store.run(a_id), store.run(b_id))
 
     # ------------------------------------------------------------ set-up
@@ -113,7 +119,9 @@ class Builder:
             unknown = [m for m in names if m not in have_a and m not in have_b]
             if unknown:
                 known = ", ".join(sorted({*have_a, *have_b})) or "none"
-                raise RagtuiError(f"metric {unknown[0]!r} is in neither run (they have: {known})")
+                raise UnknownMetricError(
+                    f"metric {unknown[0]!r} is in neither run (they have: {known})"
+                )
         for m in candidates:
             for side, have in (("A", have_a), ("B", have_b)):
                 if m not in have:
@@ -121,17 +129,40 @@ class Builder:
         return names
 
     def _clusters(self, grid: ScoreGrid) -> np.ndarray | None:
-        """Each case's cluster (A's, else B's); a case without one is its own cluster."""
+        """Each case's cluster: its own `cluster` field (A's, else B's), else the metadata
+        field the configuration names (A's, else B's); a case with neither is its own
+        cluster. None when no case names one."""
+        n = grid.case_ids.size
+        names = np.full(n, None, dtype=object)
+        named = np.zeros(n, dtype=bool)
         for rid in (self.a_id, self.b_id):
             table = self.store.case_clusters(rid)
             if table is None or table.num_rows == 0:
                 continue
             pos = grid.index_of(table["case_id"])
-            names = np.asarray(table["cluster"].to_pylist(), dtype=object)
-            out = np.array([f"\x00{c}" for c in grid.case_ids], dtype=object)
-            out[pos[pos >= 0]] = names[pos >= 0]
-            return out
-        return None
+            values = np.asarray(table["cluster"].to_pylist(), dtype=object)
+            take = (pos >= 0) & ~named[np.maximum(pos, 0)]
+            names[pos[take]] = values[take]
+            named[pos[take]] = True
+        filled = np.zeros(n, dtype=bool)
+        if self.cluster_field is not None:
+            for rid in (self.a_id, self.b_id):
+                found = metadata_clusters(self.store, rid, self.cluster_field)
+                for i, case_id in enumerate(grid.case_ids.tolist()):
+                    if not named[i] and not filled[i] and case_id in found:
+                        names[i] = found[case_id]
+                        filled[i] = True
+        if not (named.any() or filled.any()):
+            return None
+        self.cluster_source = (named, filled)
+        # "\x00" keeps a case's own cluster apart from any cluster a run file could name
+        return np.array(
+            [
+                c if c is not None else f"\x00{cid}"
+                for c, cid in zip(names, grid.case_ids, strict=True)
+            ],
+            dtype=object,
+        )
 
     # ------------------------------------------------------------ build
 
@@ -171,6 +202,7 @@ class Builder:
         for mi, m in enumerate(names):
             self._metric(mi, m, pro["A", m], pro["B", m], rows_a, rows_b, clusters, tests)
         out.warnings += [RerunIdentical(*key, tuple(ms)) for key, ms in self.dupes.items()]
+        self._cluster_note(clusters)
         self._noise_notes(rows_a, rows_b)
         self._agreement(names)
         self._ppi(names)
@@ -292,6 +324,26 @@ class Builder:
         return nf, side_noise(x, groups)
 
     # ------------------------------------------------------------ notes
+
+    def _cluster_note(self, clusters: np.ndarray | None) -> None:
+        """Say so when the comparison went by cluster: over the cases some metric paired."""
+        if clusters is None or self.cluster_source is None:
+            return
+        paired = np.zeros(clusters.size, dtype=bool)
+        for rep in self.out.replicates.values():
+            paired[self.grid.index_of(pa.array(rep.case_ids.tolist(), pa.string()))] = True
+        if not has_clusters(clusters[paired]):
+            return
+        named, filled = self.cluster_source
+        self.out.noise.append(
+            Clustered(
+                clusters=int(np.unique(clusters[paired]).size),
+                cases=int(paired.sum()),
+                named=int((named & paired).sum()),
+                field=self.cluster_field,
+                from_field=int((filled & paired).sum()),
+            )
+        )
 
     def _noise_notes(self, rows_a: list[int], rows_b: list[int]) -> None:
         noise = self.out.noise
@@ -422,7 +474,14 @@ def judge_verdicts(store: Store, c: Comparison) -> tuple[list[JudgeVerdict], lis
         if not chosen:
             continue
         other = compare_runs(
-            store, ra, rb, metrics=chosen, margin=c.margin, seed=c.seed, other_judges=False
+            store,
+            ra,
+            rb,
+            metrics=chosen,
+            margin=c.margin,
+            seed=c.seed,
+            other_judges=False,
+            cluster_field=c.cluster_field,
         )
         out += [
             JudgeVerdict(label(key), ra, rb, m.metric, m.verdict, m.delta, m.ci_low, m.ci_high)

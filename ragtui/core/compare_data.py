@@ -5,6 +5,7 @@ Split from compare.py to keep each file readable; compare.py is the public face.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ import pyarrow.compute as pc
 from ragtui.core import stats
 from ragtui.core.agreement import Agreement, agreement
 from ragtui.core.model import Run
+from ragtui.core.runfile import iter_run_file
 from ragtui.core.store import Store
 from ragtui.core.verdict import (
     Note,
@@ -29,6 +31,23 @@ DRIFT_ALPHA = 0.01  # stricter than 0.05: it is tested per rerun and metric, a f
 
 
 # ---------------------------------------------------------------- the data of a comparison
+
+
+def metadata_clusters(store: Store, run_id: str, field: str) -> dict[str, str]:
+    """case id -> the value of a case metadata field that names its cluster ([compare] cluster
+    in ragtui.toml), for the cases that carry it. The index keeps no metadata, so this reads
+    the run file. Values that are not strings are keyed by their JSON text; null is no cluster.
+    """
+    _, cases = iter_run_file(store.run_path(run_id))
+    out: dict[str, str] = {}
+    for case in cases:
+        value = case.metadata.get(field) if case.metadata else None
+        if value is None:
+            continue
+        out[case.case_id] = (
+            value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+        )
+    return out
 
 
 def _codes(column: pa.ChunkedArray | pa.Array, names: Sequence[str]) -> np.ndarray:

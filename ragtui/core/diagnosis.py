@@ -226,9 +226,12 @@ def diagnose(
     min_drop: float = DEFAULT_MIN_DROP,
     roles: Mapping[str, str] | None = None,
     thresholds: Mapping[str, float] | None = None,
+    cluster_field: str | None = None,
 ) -> Diagnosis:
     _check_min_drop(min_drop)
-    paired = paired_scores(store, a_ref, b_ref, margin=margin, seed=seed)
+    paired = paired_scores(
+        store, a_ref, b_ref, margin=margin, seed=seed, cluster_field=cluster_field
+    )
     chosen = require_metrics(paired, metrics)
     found = find_roles(paired.metric_names(), roles)
     chunks = _chunks_by_case(case_texts.chunks(store, [paired.a, paired.b]))
@@ -354,12 +357,15 @@ def diagnose_case(
     roles: Mapping[str, str] | None = None,
     thresholds: Mapping[str, float] | None = None,
     paired: PairedScores | None = None,
+    cluster_field: str | None = None,
 ) -> CaseDiagnosis:
     """One case in full. A screen stepping through cases passes the comparison's `paired`
     (from `paired_scores`, computed once) so each case costs only its own reads."""
     _check_min_drop(min_drop)
     if paired is None:
-        paired = paired_scores(store, a_ref, b_ref, margin=margin, seed=seed)
+        paired = paired_scores(
+            store, a_ref, b_ref, margin=margin, seed=seed, cluster_field=cluster_field
+        )
     elif (store.resolve_run(a_ref), store.resolve_run(b_ref)) != (paired.a, paired.b):
         raise RagtuiError(f"the paired scores given are of {paired.a} vs {paired.b}")
     case_a, case_b = store.case(paired.a, case_id), store.case(paired.b, case_id)

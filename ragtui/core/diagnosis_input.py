@@ -15,7 +15,7 @@ import numpy as np
 from ragtui.core import stats
 from ragtui.core.compare import Comparison, compare_runs
 from ragtui.core.compare_data import ScoreGrid
-from ragtui.core.errors import RagtuiError
+from ragtui.core.errors import RagtuiError, UnknownMetricError
 from ragtui.core.store import Store
 
 
@@ -75,9 +75,10 @@ def paired_scores(
     *,
     margin: float = 0.05,
     seed: int = stats.DEFAULT_SEED,
+    cluster_field: str | None = None,
 ) -> PairedScores:
     """Every metric both runs scored (the stage rules need all of them, whatever is asked)."""
-    c = compare_runs(store, a_ref, b_ref, margin=margin, seed=seed)
+    c = compare_runs(store, a_ref, b_ref, margin=margin, seed=seed, cluster_field=cluster_field)
     names = [m.metric for m in c.metrics if m.n > 0]
     if not names:
         raise RagtuiError(
@@ -119,7 +120,7 @@ def require_metrics(paired: PairedScores, asked: Sequence[str] | None) -> list[s
         return have
     for m in asked:
         if m not in have:
-            raise RagtuiError(
+            raise UnknownMetricError(
                 f"metric {m!r} is not scored in both runs {paired.a} and {paired.b} "
                 f"(they share: {', '.join(have) or 'none'})"
             )

@@ -54,3 +54,8 @@ class WriteError(RagtuiError):
 
 class RunNotFoundError(RagtuiError):
     """A run reference (id, unique prefix or name) that matches no run or several."""
+
+
+class UnknownMetricError(RagtuiError):
+    """A metric named in an option that the runs (or the judge) do not have: a usage error
+    (exit 2), whose message lists the metrics that are known."""

@@ -7,12 +7,15 @@ Per metric, first failure wins:
 - the 95% CI's lower bound above -margin (B shown non-inferior, one-sided 2.5%): PASS;
 - otherwise UNDECIDED, with the cases that non-inferiority would need.
 Floors (`--min METRIC=VALUE`) fail when the candidate's mean is below them or it has none.
+New failures (`--no-new-failures`): a case that passed in every baseline rerun and fails in
+the candidate fails the gate, whatever the means say.
 Overall: any FAIL fails; else any UNDECIDED is undecided (its own exit code; a flag may let
 it pass); else PASS. A comparison with no metric at all fails.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -52,6 +55,8 @@ CODES = (
     "below_floor",
     "no_floor_scores",
     "nothing_compared",
+    "new_failures",
+    "no_new_failures",
 )
 
 
@@ -74,8 +79,10 @@ def decide_gate(
     candidate_means: dict[str, float | None] | None = None,
     *,
     min_cases: int = MIN_SHARED_CASES,
+    new_failures: Mapping[str, int] | None = None,
 ) -> GateResult:
-    """`candidate_means`: the candidate's mean per metric over its scored cases (for floors)."""
+    """`candidate_means`: the candidate's mean per metric over its scored cases (for floors).
+    `new_failures`: per metric, the cases newly broken in the candidate (None: not checked)."""
     checks = [_metric_check(m, c.margin, min_cases) for m in c.metrics]
     if not checks:
         checks.append(GateCheck("—", Outcome.FAILED, "nothing_compared"))
@@ -88,6 +95,12 @@ def decide_gate(
             checks.append(GateCheck(metric, Outcome.FAILED, "below_floor", mean, floor))
         else:
             checks.append(GateCheck(metric, Outcome.PASSED, "floor_held", mean, floor))
+    if new_failures is not None:
+        broken = {m: n for m, n in new_failures.items() if n}
+        for metric, count in broken.items():
+            checks.append(GateCheck(metric, Outcome.FAILED, "new_failures", float(count), 0.0))
+        if not broken:
+            checks.append(GateCheck("every metric", Outcome.PASSED, "no_new_failures", 0.0, 0.0))
     outcomes = {ch.outcome for ch in checks}
     if Outcome.FAILED in outcomes:
         overall = Outcome.FAILED

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-RunKind = Literal["eval", "rejudge", "rerun"]
 RUN_KINDS: tuple[str, ...] = ("eval", "rejudge", "rerun")
 
 Verdict = Literal["SUPPORTED", "PARTIAL", "UNSUPPORTED"]

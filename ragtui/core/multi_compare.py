@@ -90,6 +90,8 @@ def compare_many(
     metrics: Sequence[str] | None = None,
     margin: float = 0.05,
     seed: int = stats.DEFAULT_SEED,
+    *,
+    cluster_field: str | None = None,
 ) -> MultiComparison:
     base_id = store.resolve_run(base)
     ids = [store.resolve_run(c) for c in candidates]
@@ -111,7 +113,15 @@ def compare_many(
     results: list[tuple[str, MetricResult]] = []
     warnings: list[str] = []
     for cid in ids:
-        c = compare_runs(store, base_id, cid, metrics=names, margin=margin, seed=seed)
+        c = compare_runs(
+            store,
+            base_id,
+            cid,
+            metrics=names,
+            margin=margin,
+            seed=seed,
+            cluster_field=cluster_field,
+        )
         warnings += [f"{cid}: {note_text(w)}" for w in c.warnings]
         results += [(cid, m) for m in c.metrics]
     adjusted = stats.holm([m.p for _, m in results])

@@ -64,15 +64,29 @@ def new_run_path(folder: Path, run_id: str, *, root: Path | None = None) -> Path
 
 def resumable_run_path(folder: Path, run_id: str, *, root: Path | None = None) -> Path:
     """Where a batch that appends run `run_id` writes: the file of that name already holding
-    this run (to resume it), else the first free name. A file that holds another run, or a
-    symlink, is someone else's and is skipped, never appended to."""
+    this run (to resume it), else one a crash left without a header (the batch replaces it,
+    with a notice), else the first free name. A file that holds another run, or a symlink,
+    is someone else's and is skipped, never appended to."""
     for n in range(1, MAX_TRIES + 1):
         target = checked(folder, run_file_name(run_id, n), root)
         if not os.path.lexists(target):
             return target
-        if not target.is_symlink() and target.is_file() and header_id(target) == run_id:
+        if target.is_symlink() or not target.is_file():  # never read through a link or a FIFO
+            continue
+        if header_id(target) == run_id or _headerless(target):
             return target
     raise UnsafePathError(f"{folder}: no free file name for run {run_id!r}")
+
+
+def _headerless(path: Path) -> bool:
+    """A file of ragtui's own naming that an interrupted batch left empty or without a whole
+    header line: no run is in it, so the resume may start it again."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(HEADER_BYTES + 1)
+    except OSError:
+        return False
+    return not head.strip() or (b"\n" not in head and len(head) <= HEADER_BYTES)
 
 
 def header_id(path: Path) -> str | None:

@@ -27,15 +27,6 @@ def _as_array(x: Sequence[float] | Array) -> Array:
     return np.asarray(x, dtype=float)
 
 
-def mean_se(d: Sequence[float] | Array) -> tuple[float | None, float | None]:
-    d = _as_array(d)
-    if d.size == 0:
-        return None, None
-    if d.size < 2:
-        return float(d.mean()), None
-    return float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size))
-
-
 # ---------------------------------------------------------------- several metrics
 
 

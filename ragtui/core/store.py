@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import threading
 import time
@@ -257,6 +258,8 @@ class Store:
         if error is not None:
             raise error
         assert run_id is not None
+        # the file reads now (e.g. a batch replaced what a crash left): its problem is gone
+        self.problems = [p for p in self.problems if getattr(p, "path", None) != shown_path(path)]
         return run_id
 
     def _forget_file(self, path_key: bytes) -> str | None:
@@ -422,6 +425,36 @@ class Store:
         return queries.arrow(self._cursor(), sql + " ORDER BY run_id, metric, case_id", params)
 
     # ------------------------------------------------------------ judge cache
+
+    def not_results(self) -> set[str]:
+        """sha256s of the folder's files found to be in no known result format (so the folder
+        import mentions each once, not on every open)."""
+        row = self._guard(
+            lambda: (
+                self._cursor()
+                .execute("SELECT value FROM meta WHERE key = 'not_results'")
+                .fetchone()
+            )
+        )
+        if row is None:
+            return set()
+        try:
+            found = json.loads(row[0])
+        except ValueError:
+            return set()
+        return {s for s in found if isinstance(s, str)} if isinstance(found, list) else set()
+
+    def remember_not_results(self, shas: set[str]) -> None:
+        """Record the not-result files (the whole set: files no longer there drop out)."""
+        if self.read_only:
+            return
+        with self._write_lock:
+            self._guard(
+                lambda: self._cursor().execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('not_results', ?)",
+                    [json.dumps(sorted(shas))],
+                )
+            )
 
     def cache_get(self, key: str) -> str | None:
         row = self._query(

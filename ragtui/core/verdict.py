@@ -222,3 +222,15 @@ class SeedNote(Note):
     code: ClassVar[str] = "seed"
     seed: int
     resamples: int  # random sign patterns where an exact enumeration is too big
+
+
+@dataclass(frozen=True)
+class Clustered(Note):
+    """Cases were resampled and sign-flipped by cluster (several cases share a source)."""
+
+    code: ClassVar[str] = "clustered"
+    clusters: int  # distinct clusters over the compared cases
+    cases: int
+    named: int  # cases whose own `cluster` field named it
+    field: str | None  # the case metadata field named by [compare] cluster in ragtui.toml
+    from_field: int  # cases whose cluster came from that metadata field

@@ -26,6 +26,7 @@ from ragtui.importers.base import (
     ImportFormatError,
     ImportOptions,
     Sniff,
+    UnknownFormatError,
 )
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "ImportOptions",
     "Importer",
     "Sniff",
+    "UnknownFormatError",
     "detect",
     "load_file",
 ]
@@ -60,7 +62,7 @@ def detect(path: Path) -> Importer:
             return importer
         reasons.append(f"  {importer.name}: {answer.reason}")
     _check_json(path, head)  # a JSON file that does not parse says so first, not "unknown format"
-    raise ImportFormatError(f"{path}: unknown format; tried:\n" + "\n".join(reasons))
+    raise UnknownFormatError(f"{path}: unknown format; tried:\n" + "\n".join(reasons))
 
 
 def _check_json(path: Path, head: bytes) -> None:

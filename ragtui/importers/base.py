@@ -17,6 +17,11 @@ class ImportFormatError(RagtuiError):
     """A foreign file that cannot be imported; the message names the file and what is wrong."""
 
 
+class UnknownFormatError(ImportFormatError):
+    """No importer recognises the file: most likely not a result file at all (a README, some
+    other data). The message lists what each format's sniffer found."""
+
+
 @dataclass(frozen=True)
 class Sniff:
     """An importer's answer to "is this file yours?"; `reason` explains a no (shown to users)."""

@@ -21,7 +21,7 @@ from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Run, RunFile, SourceInfo
 from ragtui.core.paths import free_run_id, new_run_path, read_header
 from ragtui.core.runfile import SUFFIX, write_run_file
-from ragtui.importers import load_file
+from ragtui.importers import UnknownFormatError, load_file
 from ragtui.importers._common import file_sha256
 from ragtui.importers._tabular import is_markdown_table
 
@@ -58,11 +58,6 @@ def foreign_files(folder: Path) -> list[Path]:
                 continue
             found.append(here / name)
     return found
-
-
-def converted_shas(folder: Path) -> set[str]:
-    """sha256 of every source file some native run file in the folder was imported from."""
-    return _native_headers(folder)[0]
 
 
 def _native_headers(folder: Path) -> tuple[set[str], set[str]]:
@@ -104,27 +99,39 @@ def _writable(folder: Path) -> bool:
 
 
 def import_foreign_files(
-    folder: Path, scales: Mapping[str, tuple[float, float]] | None = None
+    folder: Path,
+    scales: Mapping[str, tuple[float, float]] | None = None,
+    *,
+    not_results: set[str] | None = None,
 ) -> tuple[list[Path], list[str]]:
     """Convert the folder's not-yet-converted foreign files; (written paths, one line per notice).
-    `scales`: declared metric scales (`[metrics.NAME] scale` in ragtui.toml)."""
+    `scales`: declared metric scales (`[metrics.NAME] scale` in ragtui.toml).
+
+    `not_results`: sha256s of files already found to be in no known format; they are passed
+    over in silence, and files newly found so are added to it (with one short notice, so a
+    README.csv beside the runs is mentioned once, not on every command)."""
+    not_results = set() if not_results is None else not_results
     folder = Path(folder)
     candidates = [
         p for p in foreign_files(folder) if p.suffix.lower() != ".md" or _is_report_markdown(p)
     ]
     if not candidates:
+        not_results.clear()
         return [], []
     done, ids = _native_headers(folder)
     pending: list[tuple[Path, str]] = []
     notices: list[str] = []
+    present: set[str] = set()
     for path in candidates:
         try:
             sha = file_sha256(path)
         except RagtuiError as err:
             notices.append(f"not imported: {err}")
             continue
-        if sha not in done:
+        present.add(sha)
+        if sha not in done and sha not in not_results:
             pending.append((path, sha))
+    not_results.intersection_update(present)  # forget files that are gone or changed
     if not pending:
         return [], notices
     if not _writable(folder):
@@ -138,6 +145,13 @@ def import_foreign_files(
     for path, sha in pending:
         try:
             run_files = load_file(path, notices=notices, scales=scales)
+        except UnknownFormatError:
+            not_results.add(sha)
+            notices.append(
+                f"{path}: not a result file of a known format, skipped "
+                f"(`ragtui import {path.name}` says what each format needs)"
+            )
+            continue
         except RagtuiError as err:
             notices.append(f"not imported: {_one_line(err)}")
             continue

@@ -94,7 +94,6 @@ class JudgeClient:
             follow_redirects=False,  # a redirect would carry the key elsewhere: it is an error
         )
         self.calls = 0  # HTTP attempts made, retries included
-        self.retried = 0
 
     async def __aenter__(self) -> JudgeClient:
         return self
@@ -135,49 +134,6 @@ class JudgeClient:
         url = self._openai("/chat/completions")
         data = await self._request("POST", url, body)
         return self.mask(_field(data, ("choices", 0, "message", "content"), self.config, url))
-
-    async def generate(self, prompt: str, *, system: str | None = None) -> str:
-        """Ollama's /api/generate (single prompt); OpenAI servers get a one-message chat."""
-        if self.config.provider != "ollama":
-            messages = [{"role": "user", "content": prompt}]
-            if system:
-                messages.insert(0, {"role": "system", "content": system})
-            return await self.chat(messages)
-        body: dict[str, Any] = {
-            "model": self.config.model,
-            "prompt": prompt,
-            "stream": False,
-            "options": self._options(),
-        }
-        if system:
-            body["system"] = system
-        data = await self._request("POST", self.base + "/api/generate", body)
-        reply = _field(data, ("response",), self.config, "/api/generate")
-        if not isinstance(reply, str):
-            raise JudgeProtocolError(f"judge {self.config.name}: /api/generate reply is not text")
-        return self.mask(reply)
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        model = self.config.model
-        if self.config.provider == "ollama":
-            data = await self._request(
-                "POST", self.base + "/api/embed", {"model": model, "input": list(texts)}
-            )
-            vectors = _field(data, ("embeddings",), self.config, "/api/embed")
-        else:
-            url = self._openai("/embeddings")
-            data = await self._request("POST", url, {"model": model, "input": list(texts)})
-            items = _field(data, ("data",), self.config, url)
-            vectors = [item.get("embedding") if isinstance(item, dict) else None for item in items]
-        if (
-            not isinstance(vectors, list)
-            or len(vectors) != len(texts)
-            or not all(isinstance(v, list) for v in vectors)
-        ):
-            raise JudgeProtocolError(
-                f"judge {self.config.name}: embeddings reply has the wrong shape"
-            )
-        return vectors
 
     async def models(self) -> list[str]:
         """Model names the server offers (/api/tags or /v1/models)."""
@@ -267,7 +223,6 @@ class JudgeClient:
                     if attempts > 1:
                         raise type(error)(*_with_attempts(error, attempt + 1)) from None
                     raise error from None
-                self.retried += 1
                 await asyncio.sleep(wait)
         raise AssertionError("unreachable")
 

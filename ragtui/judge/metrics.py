@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ragtui.core.errors import RagtuiError
+from ragtui.core.errors import UnknownMetricError
 from ragtui.core.model import Case, Claim, Score
 from ragtui.judge import parse
 from ragtui.judge.parse import ParseFailure
@@ -281,7 +281,7 @@ def get_metrics(names: Sequence[str] | None) -> list[Metric]:
     chosen = list(names) if names else list(DEFAULT_METRICS)
     unknown = [n for n in chosen if n not in METRICS]
     if unknown:
-        raise RagtuiError(
+        raise UnknownMetricError(
             f"unknown metric {', '.join(map(repr, unknown))} (judge metrics: {', '.join(METRICS)})"
         )
     return [METRICS[n] for n in dict.fromkeys(chosen)]

@@ -141,11 +141,6 @@ PROMPTS: Mapping[str, Prompt] = {
 }
 
 
-def prompt_by_hash(prompt_hash: str | None) -> Prompt | None:
-    """The template behind a stored `Score.prompt_hash` (to show "faith-label-v1")."""
-    return next((p for p in PROMPTS.values() if p.hash == prompt_hash), None)
-
-
 def combined_hash(prompts: Sequence[Prompt]) -> str:
     """One hash for a run judged with several prompts (the run header's judge.prompt_hash)."""
     if len(prompts) == 1:

@@ -60,6 +60,7 @@ class BatchResult:
     calls: int  # HTTP attempts, retries included
     error_samples: list[str] = field(default_factory=list)
     metrics: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # e.g. a crash-left file was replaced
 
     def summary(self) -> str:
         """One line; the three counts are grades (case x metric) and add up to all of them."""
@@ -92,7 +93,6 @@ class Grader:
         self.use_cache = use_cache and store is not None
         self.journal = journal
         self.cached = 0
-        self.journaled = 0  # replies taken from this batch's journal (kept before a kill)
 
     def cache_key(self, metric: Metric, messages: list[dict[str, str]]) -> tuple[str, str, str]:
         """(key, input hash, options): everything that can change the judge's reply."""
@@ -117,9 +117,7 @@ class Grader:
         key, input_hash, options = self.cache_key(metric, messages)
         # DuckDB calls run in a thread so the event loop keeps other requests moving.
         reply = None if self.journal is None else self.journal.get(key)
-        if reply is not None:
-            self.journaled += 1
-        elif self.use_cache and self.store is not None:
+        if reply is None and self.use_cache and self.store is not None:
             reply = await asyncio.to_thread(self.store.cache_get, key)
             if reply is not None:
                 self.cached += 1
@@ -316,6 +314,7 @@ async def judge_run(
         error_samples=samples,
         metrics=[m.name for m in chosen],
         seconds=asyncio.get_running_loop().time() - started,
+        notices=list(appender.notices),
     )
 
 

@@ -9,6 +9,7 @@ dashboard has open takes imports too: the files land, and the dashboard's watch 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from ragtui.core.errors import RagtuiError
@@ -19,6 +20,7 @@ from ragtui.core.store import Store
 from ragtui.importers import ImportFormatError, ImportOptions, detect, load_file
 from ragtui.importers._common import file_sha256
 from ragtui.importers.folder import recorded_run
+from ragtui.services.workspace import read_config
 
 
 def open_into(into: Path) -> Store:
@@ -34,6 +36,13 @@ def open_into(into: Path) -> Store:
     return store
 
 
+def declared_scales(into: Path) -> tuple[dict[str, tuple[float, float]], list[str]]:
+    """The metric scales declared for the folder imported into ([metrics.NAME] scale in its
+    ragtui.toml, the user's or the working directory's), and notices about that config."""
+    config, problem = read_config(into)
+    return dict(config.scales), [n for n in (problem, *config.notices) if n]
+
+
 def _summary(run_file: RunFile) -> str:
     metrics: list[str] = []
     errors = 0
@@ -46,9 +55,15 @@ def _summary(run_file: RunFile) -> str:
 
 
 def import_file(
-    store: Store, into: Path, path: Path, fmt: str | None, options: ImportOptions
+    store: Store,
+    into: Path,
+    path: Path,
+    fmt: str | None,
+    options: ImportOptions,
+    declared: Mapping[str, tuple[float, float]] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """Import one file: (lines for written runs, notices). Raises RagtuiError on failure."""
+    """Import one file: (lines for written runs, notices). Raises RagtuiError on failure.
+    `declared`: the folder's configured metric scales; a `--scale` in `options` wins."""
     if not path.is_file():
         raise ImportFormatError(f"{path}: no such file")
     runs = store.runs().to_pylist()
@@ -70,7 +85,7 @@ def import_file(
             fmt = "generic"  # --map names the columns of a table no sniffer knows
     lines: list[str] = []
     notices: list[str] = []
-    run_files = load_file(path, fmt, options, notices)
+    run_files = load_file(path, fmt, options, notices, scales=declared)
     ids = set(known_ids)
     fresh = [RunFile(recorded_run(rf, path, sha, ids, notices), rf.cases) for rf in run_files]
     written: list[tuple[Path, RunFile]] = []

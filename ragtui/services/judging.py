@@ -14,13 +14,14 @@ from datetime import UTC, datetime
 
 from ragtui.config import Config, JudgeConfig, adhoc_judge
 from ragtui.config_values import number
-from ragtui.core.compare import Comparison, compare_runs
-from ragtui.core.errors import RagtuiError
+from ragtui.core.compare import Comparison
+from ragtui.core.errors import RagtuiError, UnknownMetricError
 from ragtui.core.model import Run
 from ragtui.core.store import Store
 from ragtui.judge.client import JudgeClient
 from ragtui.judge.noise import MetricNoise, pipeline_rerun, rerun_noise
 from ragtui.judge.runner import BatchResult, Progress, default_metrics, judge_run, noise_reruns
+from ragtui.services import comparing
 from ragtui.services.workspace import Workspace
 from ragtui.trust import user_config_path
 
@@ -149,11 +150,11 @@ async def noise_check(
 ) -> NoiseCheck:
     """Judge-only noise: K fresh judge calls on the same answers (cache bypassed), the noise
     floor per metric, and, with `against`, the verdict A vs B as it stands with them."""
-    store, margin = workspace.store, workspace.margin
+    store = workspace.store
     parent_id = await asyncio.to_thread(store.resolve_run, run_ref)
     before = None
     if against:
-        before = await asyncio.to_thread(compare_runs, store, parent_id, against, margin=margin)
+        before = await asyncio.to_thread(comparing.compare, workspace, parent_id, against)
     batches = await noise_reruns(
         store,
         parent_id,
@@ -174,7 +175,7 @@ async def noise_check(
         # A: the parent when the reruns replicate it (same judge), else the first rerun
         a_ref = parent_id if parent_id in reruns_of_parent else group[0]
         b_ref, note = await _like_for_like(store, against, judge, names, group[0], progress)
-        comparison = await _compare(store, a_ref, b_ref, names, margin)
+        comparison = await _compare(workspace, a_ref, b_ref, names)
     return NoiseCheck(parent_id, group, batches, noise, comparison, before, note)
 
 
@@ -192,9 +193,17 @@ async def full_noise_check(
     config = workspace.require_config()
     if not config.rerun_command:
         raise RagtuiError(f'--full needs [rerun] command = "..." in {user_config_path()}')
-    store, margin = workspace.store, workspace.margin
+    store = workspace.store
     parent_id = await asyncio.to_thread(store.resolve_run, run_ref)
     parent = await asyncio.to_thread(store.run, parent_id)
+    if metrics:  # before running the user's command K times
+        have = await asyncio.to_thread(store.metrics, [parent_id])
+        unknown = [m for m in metrics if m not in have]
+        if unknown:
+            raise UnknownMetricError(
+                f"metric {unknown[0]!r} is not scored in {parent_id} "
+                f"(it has: {', '.join(have) or 'none'})"
+            )
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     ids: list[str] = []
     for i in range(1, times + 1):
@@ -215,15 +224,16 @@ async def full_noise_check(
     noise = await asyncio.to_thread(rerun_noise, store, group, names)
     comparison = None
     if against:
-        comparison = await _compare(store, parent_id, against, names, margin)
+        comparison = await _compare(workspace, parent_id, against, names)
     return NoiseCheck(parent_id, group, [], noise, comparison, full=True)
 
 
-async def _compare(store: Store, a: str, b: str, metrics: list[str], margin: float) -> Comparison:
+async def _compare(workspace: Workspace, a: str, b: str, metrics: list[str]) -> Comparison:
     def run() -> Comparison:
+        store = workspace.store
         have_b = set(store.metrics([store.resolve_run(b)]))
         chosen = [m for m in metrics if m in have_b] or None
-        return compare_runs(store, a, b, metrics=chosen, margin=margin)
+        return comparing.compare(workspace, a, b, metrics=chosen)
 
     return await asyncio.to_thread(run)
 

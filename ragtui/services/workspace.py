@@ -95,12 +95,30 @@ def _import_options(config: Config) -> dict[str, object]:
     return {"scales": dict(scales)} if scales else {}
 
 
+def _import_foreign(store: Store, config: Config) -> tuple[list[Path], list[str]]:
+    """Convert the folder's new foreign files; files in no known format are mentioned once
+    (the index remembers them), not on every open."""
+    known = store.not_results()
+    found = set(known)
+    written, notices = import_foreign_files(
+        store.folder, **_import_options(config), not_results=found
+    )
+    if found != known:
+        store.remember_not_results(found)
+    return written, notices
+
+
 def open_folder(folder: str | Path, config: Config | None = None) -> Store:
     """The folder's index, after importing foreign result files (RAGAS CSVs, Inspect logs, …)
     into `folder/imported/` on the fly. Import notices join the store's notices."""
     folder = Path(folder)
-    written, notices = import_foreign_files(folder, **_import_options(config or Config()))
-    store = Store.open(folder)
+    store = Store.open(folder, refresh=False)
+    try:
+        written, notices = _import_foreign(store, config or Config())
+        store.refresh()
+    except BaseException:
+        store.close()
+        raise
     if written:
         store.notices.append(
             f"imported {len(written)} foreign result file(s) into {folder / 'imported'}"
@@ -141,7 +159,7 @@ class FolderChanges:
 def refresh_workspace(workspace: Workspace) -> FolderChanges:
     """Convert new foreign files, then index new and changed run files (a stat per unchanged
     file): what the live folder watch and the `r` key run. Call it off the UI thread."""
-    _, notices = import_foreign_files(workspace.folder, **_import_options(workspace.config))
+    _, notices = _import_foreign(workspace.store, workspace.config)
     report = workspace.store.refresh()
     by_path = {row.file.resolve(): row.id for row in workspace.store.run_rows()}
     changed = [by_path[key] for p in report.indexed if (key := Path(p).resolve()) in by_path]

@@ -1,5 +1,6 @@
-"""`ragtui diagnose`, `history` and `compare-many` through click, on real run files in a temp
-folder: --json of each (strict ASCII JSON), the text forms, untrusted text, and bad input."""
+"""`ragtui diagnose`, `history` and `compare BASE C1 C2` through click, on real run files in a
+temp folder: --json of each (strict JSON, nothing a terminal could act on), the text forms,
+untrusted text, and bad input."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from ragtui.cli import cli
+from ragtui.format import printable
 from tests.core.diagnosis_builder import case, chunks, claim, write
 
 HOSTILE = "\x1b[31mred\x1b]52;c;Zm9v\x07 [bold]x[/bold] \u00e9"
@@ -51,7 +53,7 @@ def run(*args: str):
 
 def json_of(result) -> dict:
     assert result.exit_code == 0, result.output
-    assert result.stdout.isascii()  # ensure_ascii: nothing a terminal could interpret
+    assert printable(result.stdout) == result.stdout  # nothing a terminal could act on
     return json.loads(result.stdout)
 
 
@@ -125,7 +127,7 @@ def test_history_json_and_text(folder: str) -> None:
         "q3": "stable pass",
     }
     based = json_of(
-        run("history", "c", folder, "--base", "a", "--json", "--pass", "faithfulness=0.9")
+        run("history", "c", folder, "--base", "a", "--json", "--pass", "faithfulness=90")
     )
     assert based["base"] == "a" and based["counts"]["faithfulness"]["stable pass"] == 3
     text = run("history", "b", folder, "--class", "newly broken", "-m", "faithfulness")
@@ -135,16 +137,26 @@ def test_history_json_and_text(folder: str) -> None:
     assert bad.exit_code == 2 and "newly broken" in bad.output
 
 
-def test_compare_many_json_and_text(folder: str) -> None:
-    data = json_of(run("compare-many", "a", "b", "c", folder, "--json", "--sort", "faithfulness"))
+def test_compare_several_candidates_json_and_text(folder: str) -> None:
+    data = json_of(run("compare", "a", "b", "c", folder, "--json", "--sort", "faithfulness"))
     assert [c["id"] for c in data["candidates"]] == ["b", "c"]
     assert data["order"] == ["c", "b"]
     assert len(data["cells"]) == 8 and data["adjustment"].startswith("Holm over all")
     cell = next(c for c in data["cells"] if c["candidate"] == "b" and c["metric"] == "faithfulness")
     assert cell["delta"] == pytest.approx(-0.5)
-    text = run("compare-many", "a", "b", "c", folder)
+    assert data["folder"] == folder and data["skipped"] == []
+    text = run("compare", "a", "b", "c", "-p", folder)
     assert text.exit_code == 0, text.output
     assert "Holm over 8 tests" in text.stdout and "\x1b" not in text.stdout
+    # headers are unique abbreviations, explained by a legend; run ids are never cut
+    assert "faith = faithfulness" in text.stdout and "ctx rec = context_recall" in text.stdout
+    first_words = [line.split()[0] for line in text.stdout.splitlines() if line.strip()]
+    assert "b" in first_words and "c" in first_words  # each candidate's id on its own line
+    # the old name stays, as an alias: the same table, even for one candidate
+    alias = json_of(run("compare-many", "a", "b", folder, "--json"))
+    assert [c["id"] for c in alias["candidates"]] == ["b"]
+    assert run("compare", "a", "b", "c", folder, "--rerun-values").exit_code == 2
+    assert run("compare", "a", "b", folder, "--sort", "faithfulness").exit_code == 2
 
 
 def test_bad_input_is_a_clear_error(folder: str) -> None:
@@ -153,8 +165,8 @@ def test_bad_input_is_a_clear_error(folder: str) -> None:
     role = run("diagnose", "a", "b", folder, "--role", "context_recall")
     assert role.exit_code == 2 and "ROLE=METRIC" in role.output
     threshold = run("diagnose", "a", "b", folder, "--pass", "faithfulness=high")
-    assert threshold.exit_code == 2 and "METRIC=VALUE" in threshold.output
-    assert run("compare-many", "a", folder).exit_code != 0
+    assert threshold.exit_code == 2 and "METRIC=POINTS" in threshold.output
+    assert run("compare-many", "a", folder).exit_code == 2
     missing = run("diagnose", "a", "b", folder, "--case", "nope", "--json")
     assert missing.exit_code == 2 and "no case 'nope'" in missing.output
     assert "Traceback" not in missing.output

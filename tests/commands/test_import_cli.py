@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from ragtui.core.runfile import read_run_file
 from ragtui.core.store import Store
 from ragtui.importers._common import file_sha256
 from ragtui.importers.folder import import_foreign_files
+from tests.core.as_reader import run_as_reader
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RAGAS = DATA / "ragas" / "ragas_v04_refunds.csv"
@@ -70,7 +70,7 @@ def test_each_file_fails_alone(tmp_path: Path) -> None:
         "--into",
         str(into),
     )
-    assert result.exit_code != 0
+    assert result.exit_code == 1
     assert "unknown format; tried:" in result.stderr and "generic:" in result.stderr
     assert "to_pandas().to_csv" in result.stderr
     assert "2 of 3 file(s) not imported" in result.stderr
@@ -116,11 +116,11 @@ def test_traces_option_gives_claims(tmp_path: Path) -> None:
 
 def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
     result = _import(str(RAGAS), "--format", "excel", "--into", str(tmp_path))
-    assert result.exit_code != 0 and "excel" in result.output
+    assert result.exit_code == 2 and "excel" in result.output
     result = _import(str(RAGAS), "--set", "novalue", "--into", str(tmp_path))
-    assert result.exit_code != 0 and "expected KEY=VALUE" in result.output
+    assert result.exit_code == 2 and "expected KEY=VALUE" in result.output
     result = _import(str(tmp_path / "missing.csv"), "--into", str(tmp_path / "runs"))
-    assert result.exit_code != 0 and "no such file" in result.stderr
+    assert result.exit_code == 1 and "no such file" in result.stderr
 
 
 def test_import_a_folder(tmp_path: Path) -> None:
@@ -166,16 +166,28 @@ def test_folder_of_foreign_files_is_imported_once(tmp_path: Path) -> None:
         assert len(store.runs()) == 5
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders anyway")
-def test_read_only_folder_gets_a_notice(tmp_path: Path) -> None:
-    shutil.copy(RAGAS, tmp_path / "results.csv")
-    tmp_path.chmod(0o555)
-    try:
-        written, notices = import_foreign_files(tmp_path)
-    finally:
-        tmp_path.chmod(0o755)
-    assert written == [] and "read-only" in notices[0]
-    assert not (tmp_path / "imported").exists()
+def test_read_only_folder_gets_a_notice(world_readable_dir: Path) -> None:
+    # as root this runs as `nobody`, so CI (root) runs it instead of skipping it
+    folder = world_readable_dir
+    shutil.copy(RAGAS, folder / "results.csv")
+    out = run_as_reader(
+        folder,
+        f"""
+        from pathlib import Path
+        from ragtui.importers.folder import import_foreign_files
+        written, notices = import_foreign_files(Path({str(folder)!r}))
+        print(len(written))
+        print(notices[0])
+        """,
+    )
+    assert out.returncode == 0, out.stderr
+    written, notice = out.stdout.splitlines()
+    assert written == "0"
+    assert notice == (
+        f"{folder} is read-only: 1 foreign result file(s) not imported (results.csv); "
+        "use `ragtui import FILE --into DIR`"
+    )
+    assert not (folder / "imported").exists()
 
 
 def test_pairs_keep_spaces_and_parentheses() -> None:
@@ -201,3 +213,45 @@ def test_import_of_a_cancelled_inspect_log_says_so(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["import", str(source), "--into", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "status is 'cancelled'; imported the 3 samples it holds" in result.output
+
+
+RATED = (
+    "question,answer,rating\n"
+    "Who approves late refunds?,A manager.,4\n"
+    "Which currencies?,EUR and USD.,2\n"
+)
+
+
+def test_import_applies_the_scales_declared_for_the_folder(tmp_path: Path) -> None:
+    source = tmp_path / "rated.csv"
+    source.write_text(RATED, encoding="utf-8")
+    into = tmp_path / "runs"
+    into.mkdir()
+    (into / "ragtui.toml").write_text("[metrics.rating]\nscale = [1, 5]\n", encoding="utf-8")
+    result = _import(str(source), "--into", str(into), "--map", "score:rating=rating")
+    assert result.exit_code == 0, result.output
+    [path] = into.glob("*.ragtui.jsonl")
+    scores = [c.scores["rating"] for c in read_run_file(path).cases]
+    assert [s.value for s in scores] == [(4 - 1) / 4, (2 - 1) / 4]  # the declared 1-5 scale
+    assert [s.raw for s in scores] == ["4", "2"] and scores[0].scale == (1.0, 5.0)
+    # --scale wins over the folder's declaration
+    again = tmp_path / "again"
+    again.mkdir()
+    shutil.copy(into / "ragtui.toml", again / "ragtui.toml")
+    given = _import(
+        str(source), "--into", str(again), "--map", "score:rating=rating", "--scale", "rating=0:10"
+    )
+    assert given.exit_code == 0, given.output
+    [path] = again.glob("*.ragtui.jsonl")
+    assert [c.scores["rating"].value for c in read_run_file(path).cases] == [0.4, 0.2]
+
+
+def test_import_without_a_declared_scale_keeps_the_raw_value_as_an_error(tmp_path: Path) -> None:
+    source = tmp_path / "rated.csv"
+    source.write_text(RATED, encoding="utf-8")
+    into = tmp_path / "runs"
+    result = _import(str(source), "--into", str(into), "--map", "score:rating=rating")
+    assert result.exit_code == 0, result.output
+    [path] = into.glob("*.ragtui.jsonl")
+    case = read_run_file(path).cases[0]
+    assert "rating" not in case.scores and "--scale rating=LOW:HIGH" in case.errors["rating"]

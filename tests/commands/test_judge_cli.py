@@ -118,7 +118,7 @@ def test_connection_refused_is_one_line_and_non_zero(tmp_path: Path) -> None:
         "--model",
         "m",
     )
-    assert result.exit_code != 0
+    assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "connection refused" in lines[0], result.stderr
     assert "Traceback" not in result.output
@@ -135,7 +135,7 @@ def test_connection_refused_is_one_line_and_non_zero(tmp_path: Path) -> None:
 def test_bad_judge_choice_is_one_line(tmp_path: Path, server: FakeJudge) -> None:
     runs = make_runs(tmp_path / "runs")
     result = invoke("rejudge", "base", str(runs), "--judge", "nope")
-    assert result.exit_code != 0 and "unknown judge 'nope'" in result.stderr
+    assert result.exit_code == 1 and "unknown judge 'nope'" in result.stderr
     result = invoke("rejudge", "base", str(runs), "--provider", "ollama")
     assert "missing --url, --model" in result.stderr
 
@@ -193,7 +193,7 @@ def test_missing_key_env_is_a_clear_error(tmp_path: Path, server: FakeJudge) -> 
     result = invoke(
         "rejudge", "base", str(runs), "--judge", "local", env={"RAGTUI_TEST_SECRET": ""}
     )
-    assert result.exit_code != 0
+    assert result.exit_code == 1
     assert "judges.local.api_key_env names $RAGTUI_TEST_SECRET, which is not set" in result.stderr
 
 
@@ -388,3 +388,34 @@ def test_noise_full_imports_a_foreign_result(tmp_path: Path) -> None:
     assert {rf.run.config_key for rf in made} == {
         read_run_file(runs / "base.ragtui.jsonl").run.config_key
     }
+
+
+def test_rejudge_replaces_a_crash_left_file_and_says_so(tmp_path: Path, server: FakeJudge) -> None:
+    runs = make_runs(tmp_path / "runs", n=4)
+    args = ("rejudge", "base", "-p", str(runs), "-m", "faithfulness", *adhoc(server))
+    assert invoke(*args).exit_code == 0
+    [path] = runs.glob("base--rejudge-*.ragtui.jsonl")
+    path.write_bytes(b"")  # what a kill -9 or a full disk left before the header was durable
+    result = invoke(*args, "--json")
+    assert result.exit_code == 0, result.output
+    notice = f"{path} was empty (left by an interrupted batch): started it again"
+    assert f"notice: {notice}" in result.stderr
+    data = json.loads(result.stdout)
+    assert notice in data["notices"] and data["skipped"] == [] and data["folder"] == str(runs)
+    assert data["cases"] == 4 and data["resumed"] == 0
+    assert len(read_run_file(path).cases) == 4
+
+
+def test_unknown_metrics_are_usage_errors_listing_the_known(tmp_path: Path, server) -> None:
+    runs = make_runs(tmp_path / "runs", n=4)
+    rejudge = invoke("rejudge", "base", str(runs), "-m", "faithfulnes", *adhoc(server))
+    assert rejudge.exit_code == 2
+    assert "unknown metric 'faithfulnes' (judge metrics: faithfulness," in rejudge.stderr
+    noise = invoke("noise", "base", "-p", str(runs), "-m", "recal", *adhoc(server))
+    assert noise.exit_code == 2 and "judge metrics: faithfulness" in noise.stderr
+    user_config_path().parent.mkdir(parents=True, exist_ok=True)
+    user_config_path().write_text('[rerun]\ncommand = "false"\n', encoding="utf-8")
+    full = invoke("noise", "base", str(runs), "--full", "-m", "faithfulnes")
+    assert full.exit_code == 2
+    assert "metric 'faithfulnes' is not scored in base (it has: faithfulness)" in full.stderr
+    assert not server.chat_requests()

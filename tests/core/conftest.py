@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.core.as_reader import world_readable_dir  # noqa: F401  (a fixture)
 from tests.core.run_writer import RunWriter
 
 

@@ -36,6 +36,7 @@ class RunWriter:
         scales: Mapping[str, tuple[float, float]] | None = None,
         reasons: Mapping[str, Mapping[str, str]] | None = None,
         clusters: Mapping[str, str] | None = None,
+        metadata: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> Path:
         """scores: metric -> case id -> value, or an error message (a str) for a failed grade.
         scales: metric -> the declared scale its raw values came on (value stays normalised);
@@ -73,6 +74,7 @@ class RunWriter:
                     claims=tuple((claims or {}).get(cid, ())),
                     human={m: h[cid] for m, h in (human or {}).items() if cid in h},
                     cluster=(clusters or {}).get(cid),
+                    metadata=dict((metadata or {}).get(cid, {})),
                 )
             )
         run = Run(

@@ -141,3 +141,12 @@ def test_an_unchanged_metric_is_non_inferior_from_the_exact_bound(run_writer, n)
     run_writer.write("base", {"recall": dict.fromkeys(ids, 1.0)})
     run_writer.write("cand", {"recall": dict.fromkeys(ids, 1.0)}, config={"p": 2})
     assert _gate(run_writer).outcome is Outcome.PASSED
+
+
+def test_every_gate_code_has_its_sentence() -> None:
+    from ragtui.core.gate import CODES, GateCheck
+    from ragtui.format import gate_check_text
+
+    for code in CODES:
+        text = gate_check_text(GateCheck("m", Outcome.FAILED, code, 3.0, 10.0, 40), 0.05)
+        assert text.startswith("FAIL m: ") and len(text) > len("FAIL m: ") + 10, code

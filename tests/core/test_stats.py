@@ -11,14 +11,6 @@ from scipy import stats as sps
 from ragtui.core import stats
 
 
-def test_mean_se_matches_scipy_sem() -> None:
-    d = np.array([0.5, -0.25, 0.0, 1.0, 0.25, -0.5, 0.75])
-    mean, se = stats.mean_se(d)
-    assert mean == pytest.approx(d.mean())
-    assert se == pytest.approx(sps.sem(d))
-    assert stats.mean_se([]) == (None, None)
-
-
 def test_rng_depends_on_metric_name_not_order() -> None:
     x = stats.rng_for(5, "a").random(3)
     assert np.array_equal(x, stats.rng_for(5, "a").random(3))

@@ -4,10 +4,8 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,6 +14,7 @@ import pytest
 from ragtui.core import committer, tables
 from ragtui.core.errors import RunNotFoundError
 from ragtui.core.store import INDEX_NAME, Store
+from tests.core.as_reader import run_as_reader
 from tests.core.runs_factory import make_run
 
 
@@ -204,38 +203,11 @@ def test_random_bytes_index_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
     assert list(tmp_path.glob(INDEX_NAME + ".corrupt-*"))
 
 
-def run_as_reader(tmp_path: Path, script: str) -> subprocess.CompletedProcess[str]:
-    """Run a script that cannot write to tmp_path: as root (who ignores permission bits) it runs
-    as the unprivileged user `nobody`; otherwise the folder is made read-only."""
-    command = [sys.executable, "-c", script]
-    if os.geteuid() == 0:
-        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
-        tmp_path.chmod(0o755)
-    else:
-        tmp_path.chmod(0o555)
-    try:
-        env = {**os.environ, "HOME": str(tmp_path)}
-        return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd="/")
-    finally:
-        tmp_path.chmod(0o755)
-
-
-@pytest.fixture
-def world_readable_dir() -> Iterator[Path]:
-    # pytest's tmp_path sits under a 0700 folder that another user cannot enter.
-    folder = Path(tempfile.mkdtemp(prefix="ragtui-ro-"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 def test_read_only_folder_browses_and_refuses_writes(world_readable_dir: Path) -> None:
     tmp_path = world_readable_dir
     make_run(tmp_path, "ro-1")
     script = textwrap.dedent(
         f"""
-        import sys
-        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
         from ragtui.core.errors import StoreError
         from ragtui.core.store import Store
         s = Store.open({str(tmp_path)!r})

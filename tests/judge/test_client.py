@@ -48,18 +48,6 @@ async def test_openai_base_url_with_v1_is_not_doubled(fake_judge: FakeJudge) -> 
     assert fake_judge.chat_requests()[0].path == "/v1/chat/completions"
 
 
-async def test_generate_and_embed(fake_judge: FakeJudge) -> None:
-    fake_judge.script("NO")
-    async with JudgeClient(judge(fake_judge)) as client:
-        assert await client.generate("p", system="s") == "NO"
-        vectors = await client.embed(["a", "b"])
-    async with JudgeClient(judge(fake_judge, "openai")) as client:
-        assert await client.embed(["a", "b"]) == vectors
-    assert len(vectors) == 2 and vectors[0] != vectors[1]
-    assert [r.path for r in fake_judge.log()] == ["/api/generate", "/api/embed", "/v1/embeddings"]
-    assert fake_judge.log()[0].body["stream"] is False
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -92,7 +80,8 @@ async def test_500_then_success_is_retried(fake_judge: FakeJudge) -> None:
     fake_judge.script(Fault(500), Fault(503), Reply("YES"))
     async with JudgeClient(judge(fake_judge)) as client:
         assert await client.chat(MESSAGES) == "YES"
-        assert client.calls == 3 and client.retried == 2
+        assert client.calls == 3
+    assert len(fake_judge.chat_requests()) == 3  # two retries, seen by the server
 
 
 async def test_500_forever_gives_up_with_status(fake_judge: FakeJudge) -> None:

@@ -106,13 +106,6 @@ def test_chunk_number() -> None:
             chunk_number(bad, 3)
 
 
-def test_prompt_by_hash() -> None:
-    from ragtui.judge.prompts import prompt_by_hash
-
-    assert prompt_by_hash(FAITH_LABEL.hash) is FAITH_LABEL
-    assert prompt_by_hash("p-000000000000") is None and prompt_by_hash(None) is None
-
-
 @given(st.text(alphabet=st.sampled_from(list('<>/&;answeril tgchunk="\n'))))
 def test_no_answer_text_can_close_or_open_a_block(text: str) -> None:
     rendered = block("answer", text)

@@ -8,11 +8,14 @@ import re
 from ragtui import format as fmt
 from ragtui.core.compare import Comparison
 from ragtui.core.store import Store
-from ragtui.format import interval, p_value, printable, pts, signed_pts
+from ragtui.format import printable, pts, signed_pts
 
 WORST_CASES = 10
 EXCERPT = 300
 
+_ALIGN = {
+    col: "---" if col in ("metric", "method", "verdict") else "--:" for col in fmt.COMPARE_COLUMNS
+}
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
 
 
@@ -45,33 +48,19 @@ def render_report(c: Comparison, store: Store) -> str:
         "",
         "## Verdicts",
         "",
-        "| metric | N | A | B | err A/B | Δ pts | 95% CI | method | p adj | noise ± | MDE | verdict |",
-        "|---|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|---|",
+        "| " + " | ".join(fmt.COMPARE_COLUMNS) + " |",
+        "|" + "|".join(_ALIGN[col] for col in fmt.COMPARE_COLUMNS) + "|",
     ]
     for m in c.metrics:
-        out.append(
-            f"| {md(m.metric)} | {m.n} | {pts(m.mean_a)} | {pts(m.mean_b)} | "
-            f"{fmt.errors_pair(m)} | {signed_pts(m.delta)} | {interval(m.ci_low, m.ci_high)} | "
-            f"{md(fmt.method_name(m))} | {p_value(m.p_adj)} | {pts(m.noise_floor)} | "
-            f"{pts(m.mde)} | **{md(fmt.verdict_label(m))}** |"
-        )
+        *cells, verdict = (md(x) for x in fmt.metric_cells(m, full_method=True))
+        out.append("| " + " | ".join([*cells, f"**{verdict}**"]) + " |")
     out += [
         "",
         *(f"- **{md(m.metric)}**: {md(fmt.verdict_reason(m, c.margin))}" for m in c.metrics),
     ]
     out += ["", "## Noise", "", *(f"- {md(fmt.note_text(n))}" for n in c.noise)]
     out += [f"- {md(fmt.budget_text(x))}" for x in c.budget]
-    details = []
-    for m in c.metrics:
-        if m.fixed is not None:
-            details.append(
-                f"{m.metric}: B fixed {m.fixed} cases, broke {m.broke} (McNemar p {p_value(m.p)})"
-            )
-        if m.bottom_a is not None or m.bottom_b is not None:
-            details.append(
-                f"{m.metric}: worst 10% of cases average {pts(m.bottom_a)} in A, "
-                f"{pts(m.bottom_b)} in B"
-            )
+    details = [line for m in c.metrics for line in fmt.metric_details(m)]
     details += [fmt.agreement_text(g) for g in [*c.agreement, *c.human]]
     details += [fmt.ppi_text(p) for p in c.ppi]
     if details:
