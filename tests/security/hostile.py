@@ -150,8 +150,14 @@ def write_hostile_folder(folder: Path, n: int = 6) -> Path:
 # ---------------------------------------------------------------- running ragtui
 
 
-def ragtui(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None):  # type: ignore[no-untyped-def]
-    """`python -m ragtui ARGS` in a real process: raw stdout and stderr bytes, exit code."""
+def ragtui(  # type: ignore[no-untyped-def]
+    *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None, real: bool = False
+):
+    """`ragtui ARGS`: raw stdout and stderr bytes and the exit code. In this process through
+    click's runner (the bytes the commands write; a process costs a second of imports), or
+    with `real=True` as `python -m ragtui` in a process of its own (what a user runs)."""
+    if not real:
+        return _in_process(args, env, cwd)
     full_env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", **(env or {})}
     full_env.pop("FORCE_COLOR", None)
     return subprocess.run(
@@ -161,4 +167,23 @@ def ragtui(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = 
         cwd=cwd,
         timeout=90,
         check=False,
+    )
+
+
+def _in_process(args: tuple[str, ...], env: Mapping[str, str] | None, cwd: Path | None):  # type: ignore[no-untyped-def]
+    import contextlib
+
+    from click.testing import CliRunner
+
+    from ragtui.cli import cli
+
+    runner = CliRunner()
+    with contextlib.chdir(cwd or Path.cwd()):
+        result = runner.invoke(
+            cli, list(args), env={"COLUMNS": "200", "FORCE_COLOR": None, **(env or {})}
+        )
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception  # a traceback would have been printed: fail loudly
+    return subprocess.CompletedProcess(
+        ["ragtui", *args], result.exit_code, result.stdout_bytes, result.stderr_bytes
     )
