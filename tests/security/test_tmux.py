@@ -63,7 +63,7 @@ class Tmux:
     def keys(self, *keys: str, wait_for: str | None = None) -> None:
         for key in keys:
             self("send-keys", key)
-            time.sleep(0.5)
+            time.sleep(0.2)  # keys within one screen; screen changes are waited for
         if wait_for:
             self.wait_for(wait_for)
 
@@ -128,7 +128,9 @@ def test_tui_walked_through_its_screens_writes_nothing_from_the_data(
     tmux.wait_for("cases, worst first")
     tmux.keys("m", wait_for="faithfulness ·")  # the next metric, with cases to open
     tmux.keys("Tab", "Enter", wait_for="ragtui · Case")  # the worst case
-    tmux.keys("m", "]", "Escape", "Escape", "Up", "Enter")  # the case list of A
+    tmux.keys("m", "]", "Escape", wait_for="cases, worst first")  # back on Compare
+    tmux.keys("Escape", wait_for="ragtui · Runs")
+    tmux.keys("Up", "Enter")  # the case list of A
     tmux.wait_for("ragtui · Cases")
     tmux.keys("Escape", "t")  # trends
     tmux.wait_for("Trends")
