@@ -1,49 +1,61 @@
-"""Case: one case of a run (and of the run it is compared with), its evidence and its history."""
+"""Case: one case of a run (and of the run it is compared with), its evidence, its diffs against
+A, its stage and class, and its history.
+
+Reading runs is DuckDB and file work, and diagnosis is statistics: both run in thread workers
+that post their results back as messages; a failure is a line on screen and a notification.
+With A and B, the figures are the comparison's (A's reruns' mean per case, each rerun beside
+it), so the Case screen shows the same A as Compare.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, ClassVar
+import threading
+from dataclasses import replace
+from typing import ClassVar
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from ragtui.core.case_history import CaseClass, case_classes
+from ragtui.core.compare import Comparison, compare_runs
+from ragtui.core.diagnosis import CaseDiagnosis, diagnose_case
+from ragtui.core.diagnosis_input import PairedScores, paired_scores
 from ragtui.core.model import Case, Run
-from ragtui.format import printable, short_pts
+from ragtui.format import (
+    case_class_text,
+    case_retrieval_text,
+    cause_text,
+    printable,
+    short_pts,
+    signed_pts,
+)
+from ragtui.tui.case_data import (
+    CaseData,
+    case_document,
+    case_figures,
+    load_case,
+    metrics_of,
+    raw_value,
+)
+from ragtui.tui.messages import RunsChanged
+from ragtui.tui.sharing import copy_markdown, page
+from ragtui.tui.widgets.case_diff import answer_texts, chunk_markings, claim_changes_text
 from ragtui.tui.widgets.chunks_view import ChunksView
 from ragtui.tui.widgets.claims_view import ClaimsView
 from ragtui.tui.widgets.literal import join, lit
+from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine, changed_sides
 
 SPARK = "▁▂▃▄▅▆▇█"
-
-
-@dataclass(frozen=True)
-class CaseData:
-    case_id: str
-    run: Run
-    case: Case | None
-    other_run: Run | None
-    other: Case | None
-    history: list[dict[str, Any]]
-
-
-def load_case(store: Any, run_id: str, case_id: str, other_run_id: str | None) -> CaseData:
-    """Everything the screen shows for one case, read in a worker thread."""
-    other_run = None if other_run_id is None else store.run(other_run_id)
-    return CaseData(
-        case_id=case_id,
-        run=store.run(run_id),
-        case=store.case(run_id, case_id),
-        other_run=other_run,
-        other=None if other_run_id is None else store.case(other_run_id, case_id),
-        history=store.case_history(case_id).to_pylist(),
-    )
 
 
 def spark(values: list[float | None]) -> str:
@@ -51,21 +63,28 @@ def spark(values: list[float | None]) -> str:
 
 
 def value_of(case: Case | None, metric: str) -> str:
-    if case is None:
-        return "absent"
-    if metric in case.errors:
-        return "error"
-    score = case.scores.get(metric)
-    return "—" if score is None else short_pts(score.value)
+    return raw_value(case, metric)
 
 
-class CaseScreen(Screen):
+class CaseScreen(Screen[None]):
     """`]`/`[` step through `case_ids`; with `other_run_id`, A (other) and B (run) side by side."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back"),
-        Binding("right_square_bracket", "step(1)", "Next case", key_display="]"),
-        Binding("left_square_bracket", "step(-1)", "Prev case", key_display="["),
+        Binding("escape", "back", "back", tooltip="Back to the list"),
+        Binding(
+            "right_square_bracket",
+            "step(1)",
+            "next",
+            key_display="]",
+            tooltip="Next case in the list",
+        ),
+        Binding(
+            "left_square_bracket",
+            "step(-1)",
+            "prev",
+            key_display="[",
+            tooltip="Previous case in the list",
+        ),
         Binding(
             "tab",
             "switch_side",
@@ -73,9 +92,55 @@ class CaseScreen(Screen):
             priority=True,
             tooltip="Show the claims and chunks of A or B",
         ),
-        Binding("m", "next_metric", "Metric", tooltip="Next metric: title, claims and judge reply"),
+        Binding("m", "next_metric", "metric", tooltip="Next metric: title, claims and judge reply"),
         Binding("R", "rejudge", "re-judge", tooltip="Re-judge this case with a configured judge"),
+        Binding("y", "copy", "copy", tooltip="Copy the case as Markdown (OSC 52: works over SSH)"),
+        Binding("o", "pager", "pager", tooltip="Open the case's full text in $PAGER"),
+        Binding(
+            REFRESH_KEY,
+            "refresh_runs",
+            "update",
+            tooltip="Read the runs again after they changed on disk",
+        ),
     ]
+
+    # Which side's claims and chunks are shown ("A" or "B"; "" with one run)
+    side: reactive[str] = reactive("", init=False)
+    metric: reactive[str | None] = reactive(None, init=False)
+    # the sides whose runs changed on disk since the figures were read ("A", "B")
+    stale: reactive[tuple[str, ...]] = reactive((), init=False, bindings=True)
+    data: var[CaseData | None] = var(None)
+    diagnosis: var[CaseDiagnosis | None] = var(None)
+
+    class Loaded(Message):
+        """A case was read (and its figures taken from the comparison)."""
+
+        def __init__(self, data: CaseData) -> None:
+            super().__init__()
+            self.data = data
+
+    class Diagnosed(Message):
+        """The case's diffs against A, its stage and its class were worked out."""
+
+        def __init__(
+            self, case_id: str, diagnosis: CaseDiagnosis | None, classes: tuple[CaseClass, ...]
+        ) -> None:
+            super().__init__()
+            self.case_id, self.diagnosis, self.classes = case_id, diagnosis, classes
+
+    class Failed(Message):
+        """A worker failed; `what` says which part ("case", "diagnosis")."""
+
+        def __init__(self, what: str, case_id: str, error: str) -> None:
+            super().__init__()
+            self.what, self.case_id, self.error = what, case_id, error
+
+    class SidesChecked(Message):
+        """The runs that changed on disk were matched against this screen's sides."""
+
+        def __init__(self, sides: list[str]) -> None:
+            super().__init__()
+            self.sides = sides
 
     def __init__(
         self,
@@ -84,18 +149,24 @@ class CaseScreen(Screen):
         index: int,
         other_run_id: str | None = None,
         metric: str | None = None,
+        comparison: Comparison | None = None,
     ) -> None:
         super().__init__()
         self.run_id, self.other_run_id = run_id, other_run_id
         self.case_ids = list(case_ids)
         self.index = max(0, min(index, len(self.case_ids) - 1))
-        self.metric = metric
-        self.side = "B" if other_run_id else ""  # whose claims and chunks are shown
-        self.data: CaseData | None = None
+        self.set_reactive(CaseScreen.metric, metric)
+        self.set_reactive(CaseScreen.side, "B" if other_run_id else "")
+        self.classes_of_case: tuple[CaseClass, ...] = ()
+        # A vs B, computed once per screen (or given by Compare); guarded: workers share them
+        self._comparison = comparison
+        self._paired: PairedScores | None = None
+        self._prepare = threading.Lock()
         self._focused_once = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="case-title", classes="screen-title", markup=False)
+        yield StaleLine(id="case-stale", markup=False)
         with VerticalScroll(id="case-body"):
             yield Static(id="case-question", markup=False)
             yield Static(id="case-reference", markup=False)
@@ -103,16 +174,18 @@ class CaseScreen(Screen):
                 if self.other_run_id:
                     yield Static(id="answer-a", classes="answer", markup=False)
                 yield Static(id="answer-b", classes="answer", markup=False)
+            yield Static(id="case-scores", markup=False)
             with Horizontal(id="case-evidence"):
                 yield ClaimsView(id="claims")
                 with Vertical(id="chunks-box"):
                     yield ChunksView(id="chunks")
-            yield Static(id="case-scores", markup=False)
+            yield Static(id="case-diagnosis", markup=False)
             yield Static(id="case-judge", markup=False)
             yield Static(id="case-history", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one(StaleLine).display = False
         if not self.case_ids:  # an empty list (a filter that matched nothing): nothing to show
             self.query_one("#case-title", Static).update(
                 Text("ragtui · Case  (no case in the list)")
@@ -124,33 +197,88 @@ class CaseScreen(Screen):
     def case_id(self) -> str:
         return self.case_ids[self.index]
 
-    # ------------------------------------------------------------ loading
+    @property
+    def comparison(self) -> Comparison | None:
+        return self._comparison
+
+    # ------------------------------------------------------------ workers
 
     def load(self) -> None:
         self.query_one("#case-body").loading = True
+        self.data, self.diagnosis, self.classes_of_case = None, None, ()
         self.fetch(self.case_id)
 
-    @work(thread=True, exclusive=True, group="case")
+    def _prepared(self) -> tuple[Comparison | None, PairedScores | None]:
+        """A vs B and its paired scores, computed on first use (in a worker thread)."""
+        if self.other_run_id is None:
+            return None, None
+        with self._prepare:
+            store = self.app.store  # type: ignore[attr-defined]
+            if self._comparison is None:
+                margin = float(getattr(self.app, "margin", 0.05))
+                self._comparison = compare_runs(
+                    store, self.other_run_id, self.run_id, margin=margin
+                )
+            if self._paired is None:
+                c = self._comparison
+                self._paired = paired_scores(
+                    store, c.a, c.b, margin=c.margin, seed=c.seed, comparison=c
+                )
+            return self._comparison, self._paired
+
+    @work(thread=True, exclusive=True, group="case", exit_on_error=False)
     def fetch(self, case_id: str) -> None:
+        """The case first (it shows at once), then its figures and diagnosis."""
+        store = self.app.store  # type: ignore[attr-defined]
         try:
-            data = load_case(self.app.store, self.run_id, case_id, self.other_run_id)  # type: ignore[attr-defined]
+            data = load_case(store, self.run_id, case_id, self.other_run_id, self._comparison)
         except Exception as err:  # a worker reports its failure; it never ends the app
-            self.app.call_from_thread(self._failed, str(err))
+            self.post_message(self.Failed("case", case_id, str(err)))
             return
-        self.app.call_from_thread(self._show, data)
+        self.post_message(self.Loaded(data))
+        try:
+            if self.other_run_id is None:
+                history = case_classes(store, self.run_id, case_ids={case_id})
+                self.post_message(self.Diagnosed(case_id, None, history.cases))
+                return
+            comparison, paired = self._prepared()
+            if not data.figures and comparison is not None:
+                figures = case_figures(comparison, case_id)
+                self.post_message(self.Loaded(replace(data, figures=figures)))
+            if data.case is None or data.other is None:
+                raise ValueError("the case is not in both runs: no diff against A")
+            margin = comparison.margin if comparison else 0.05
+            d = diagnose_case(
+                store, self.other_run_id, self.run_id, case_id, margin=margin, paired=paired
+            )
+        except Exception as err:
+            self.post_message(self.Failed("diagnosis", case_id, str(err)))
+            return
+        self.post_message(self.Diagnosed(case_id, d, d.classes))
 
-    def _failed(self, message: str) -> None:
-        if self.is_attached:
-            self.query_one("#case-body").loading = False
-            self.notify(printable(message), severity="error", markup=False)
+    @work(thread=True, group="case-stale", exit_on_error=False)
+    def check_sides(self, changed: list[str], removed: list[str]) -> None:
+        sides = {"B" if self.other_run_id else "this run": self.run_id}
+        if self.other_run_id:
+            sides = {"A": self.other_run_id, **sides}
+        try:
+            hit = changed_sides(self.app.store, sides, changed, removed)  # type: ignore[attr-defined]
+        except Exception as err:
+            self.post_message(self.Failed("update check", self.case_id, str(err)))
+            return
+        self.post_message(self.SidesChecked(hit))
 
-    async def _show(self, data: CaseData) -> None:
-        if not self.is_attached or data.case_id != self.case_id:
+    # ------------------------------------------------------------ results (UI thread)
+
+    @on(Loaded)
+    async def _loaded(self, message: Loaded) -> None:
+        data = message.data
+        if not self.case_ids or data.case_id != self.case_id:
             return
         self.data = data
-        if self.metric is None or not self._metrics():
-            metrics = self._metrics()
-            self.metric = metrics[0] if metrics else None
+        metrics = metrics_of(data)
+        if self.metric is None or self.metric not in metrics:
+            self.set_reactive(CaseScreen.metric, metrics[0] if metrics else None)
         self.query_one("#case-body").loading = False
         main = data.case or data.other
         self.query_one("#case-question", Static).update(
@@ -160,20 +288,51 @@ class CaseScreen(Screen):
         self.query_one("#case-reference", Static).update(
             join(("Reference  ", "bold"), (ref, "") if ref else Text("(none)", style="dim"))
         )
-        for wid, run, case, side in self._sides():
-            box = self.query_one(wid, Static)
-            box.border_title = join(f"Answer {side} · ", (run.name, "")) if side else Text("Answer")
-            box.update(
-                lit(case.answer)
-                if case
-                else Text(f"not in run {printable(run.name)}", style="yellow")
-            )
+        self._show_answers()
         await self._show_evidence()
         self._show_scores()
+        self._show_diagnosis()
         self._refresh_title()
         if not self._focused_once:  # arrows walk the claims from the start
             self._focused_once = True
-            self.query_one(ClaimsView).focus()
+            self.query_one(ClaimsView).focus(scroll_visible=False)  # the question stays in view
+
+    @on(Diagnosed)
+    async def _diagnosed(self, message: Diagnosed) -> None:
+        if not self.case_ids or message.case_id != self.case_id:
+            return
+        self.diagnosis, self.classes_of_case = message.diagnosis, message.classes
+        self._show_answers()
+        await self._show_evidence()
+        self._show_scores()
+        self._show_diagnosis()
+
+    @on(Failed)
+    def _failed(self, message: Failed) -> None:
+        if not self.case_ids or message.case_id != self.case_id:
+            return
+        text = f"{message.what}: {message.error}"
+        if message.what == "case":
+            self.query_one("#case-body").loading = False
+        self.query_one("#case-diagnosis", Static).update(lit(text, "bold red"))
+        self.notify(printable(text), severity="error", markup=False)
+
+    def on_runs_changed(self, message: RunsChanged) -> None:
+        if self.case_ids:
+            self.check_sides(list(message.changed), list(message.removed))
+
+    @on(SidesChecked)
+    def _sides_checked(self, message: SidesChecked) -> None:
+        if not message.sides:
+            return
+        self.stale = tuple(dict.fromkeys([*self.stale, *message.sides]))
+        who = " and ".join(self.stale)
+        self.notify(f"{who} changed on disk: {REFRESH_KEY} updates the case", severity="warning")
+
+    def watch_stale(self, sides: tuple[str, ...]) -> None:
+        self.query_one(StaleLine).show_sides(list(sides))
+
+    # ------------------------------------------------------------ drawing
 
     def _sides(self) -> list[tuple[str, Run, Case | None, str]]:
         d = self.data
@@ -182,15 +341,25 @@ class CaseScreen(Screen):
             return [("#answer-b", d.run, d.case, "")]
         return [("#answer-a", d.other_run, d.other, "A"), ("#answer-b", d.run, d.case, "B")]
 
-    def _metrics(self) -> list[str]:
-        d = self.data
-        if d is None:
-            return []
-        names: dict[str, None] = {}
-        for c in (d.case, d.other):
-            if c is not None:
-                names.update(dict.fromkeys([*c.scores, *c.errors]))
-        return sorted(names)
+    def _show_answers(self) -> None:
+        diff = self.diagnosis.answer if self.diagnosis is not None else None
+        marked = answer_texts(diff) if diff is not None and not diff.identical else None
+        for wid, run, case, side in self._sides():
+            box = self.query_one(wid, Static)
+            box.border_title = join(f"Answer {side} · ", (run.name, "")) if side else Text("Answer")
+            box.border_subtitle = None
+            if case is None:
+                box.update(Text(f"not in run {printable(run.name)}", style="yellow"))
+                continue
+            if diff is not None:
+                box.border_subtitle = (
+                    "same answer"
+                    if diff.identical
+                    else f"−{diff.words_removed} words"
+                    if side == "A"
+                    else f"+{diff.words_added} words"
+                )
+            box.update(marked[0 if side == "A" else 1] if marked else lit(case.answer))
 
     def _side_case(self) -> tuple[Run, Case | None]:
         d = self.data
@@ -200,6 +369,9 @@ class CaseScreen(Screen):
         return d.run, d.case
 
     async def _show_evidence(self) -> None:
+        d = self.data
+        if d is None:
+            return
         run, case = self._side_case()
         side = f" of {self.side}" if self.side else ""
         claims = [] if case is None else [c for c in case.claims if c.metric == self.metric]
@@ -211,28 +383,105 @@ class CaseScreen(Screen):
         view.border_title = join(f"Claims{side} · ", (about, ""))
         box = self.query_one("#chunks-box")
         box.border_title = join(f"Chunks{side} · ", (run.name, ""))
-        await self.query_one(ChunksView).show(() if case is None else case.contexts)
+        chunks = self.query_one(ChunksView)
+        diag = self.diagnosis
+        if diag is not None and d.case is not None and d.other is not None and self.side:
+            mine, markings, ghosts = chunk_markings(
+                diag.retrieval, d.other.contexts, d.case.contexts, self.side
+            )
+            box.border_subtitle = "marks against A" if self.side == "B" else "marks: B against A"
+            await chunks.show(mine, markings, ghosts)
+        else:
+            box.border_subtitle = None
+            await chunks.show(() if case is None else case.contexts)
         view.show(claims)
 
     def _show_scores(self) -> None:
+        """Per metric: A (the comparison's: A's reruns' mean, each rerun beside it), B, Δ, the
+        case's class and, where it fell, its stage."""
         d = self.data
         assert d is not None
-        lines: list[Text] = []
-        metrics = self._metrics()
-        pad = max((len(printable(m)) for m in metrics), default=0)
-        for m in metrics:
-            mark = "▶ " if m == self.metric else "  "
-            name = lit(m, "bold" if m == self.metric else "")
-            name.pad_right(pad - len(name))
-            line = join(mark, name, "  ")
-            for _, _run, case, side in self._sides():
-                line.append_text(join(f"{side} " if side else "", f"{value_of(case, m):>6}   "))
-            lines.append(line)
-        self.query_one("#case-scores", Static).update(
-            Text("\n").join(lines) or Text("no scores", style="dim")
-        )
+        classes = {c.metric: c for c in self.classes_of_case}
+        stages = {a.metric: a for a in self.diagnosis.attributions} if self.diagnosis else {}
+        table = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
+        table.add_column("metric", no_wrap=True)
+        if d.other_run is not None:
+            table.add_column("A", justify="right", no_wrap=True)
+            table.add_column("A's runs", no_wrap=True, style="dim")
+            table.add_column("B", justify="right", no_wrap=True)
+            table.add_column("Δ pts", justify="right", no_wrap=True)
+        else:
+            table.add_column("value", justify="right", no_wrap=True)
+        table.add_column("class")
+        table.add_column("stage")
+        for m in metrics_of(d):
+            name = join("▶ " if m == self.metric else "  ", (m, "bold" if m == self.metric else ""))
+            klass = classes.get(m)
+            cls_text = Text(klass.klass if klass else "", style=_class_style(klass))
+            stage = stages.get(m)
+            stage_text = Text(stage.stage if stage else "", style="bold" if stage else "")
+            if d.other_run is None:
+                table.add_row(name, raw_value(d.case, m), cls_text, stage_text)
+                continue
+            cv = d.figures.get(m)
+            if cv is not None:
+                reruns = " ".join(short_pts(v) for _, v in cv.a_runs) if len(cv.a_runs) > 1 else ""
+                delta = signed_pts(cv.b - cv.a)
+                style = "green" if cv.b > cv.a else "red" if cv.b < cv.a else ""
+                table.add_row(
+                    name,
+                    short_pts(cv.a),
+                    reruns,
+                    short_pts(cv.b),
+                    Text(delta, style=style),
+                    cls_text,
+                    stage_text,
+                )
+            else:
+                table.add_row(
+                    name, raw_value(d.other, m), "", raw_value(d.case, m), "", cls_text, stage_text
+                )
+        self.query_one("#case-scores", Static).update(table)
         self._show_judge()
         self._show_history()
+
+    def _show_diagnosis(self) -> None:
+        """The selected metric's stage and class, the retrieval diff and the claim changes."""
+        box = self.query_one("#case-diagnosis", Static)
+        lines: list[Text | Group] = []
+        metric = self.metric or ""
+        d = self.diagnosis
+        if d is not None:
+            for a in d.attributions:
+                if a.metric == metric:
+                    lines.append(
+                        join(("stage  ", "bold"), (metric, ""), ": ")
+                        + lit(cause_text(a.cause, a.stage, a.basis, a.missing))
+                    )
+        for c in self.classes_of_case:
+            if c.metric == metric:
+                baseline = [o.value for o in c.history if o.baseline]
+                text = case_class_text(c.klass, baseline, c.candidate.value, c.threshold)
+                lines.append(join(("class  ", "bold"), (metric, ""), ": ") + lit(text))
+        if d is not None:
+            r = d.retrieval
+            lines.append(
+                lit(
+                    case_retrieval_text(
+                        r.count("added"),
+                        r.count("removed"),
+                        r.count("moved"),
+                        r.count("kept"),
+                        r.k,
+                        r.overlap,
+                        r.top_changed,
+                    )
+                )
+            )
+            lines.append(claim_changes_text(d.claims))
+        elif self.other_run_id is not None and self.data is not None:
+            lines.append(Text("diagnosing against A…", style="dim"))
+        box.update(Group(*lines))
 
     def _show_judge(self) -> None:
         run, case = self._side_case()
@@ -263,21 +512,21 @@ class CaseScreen(Screen):
     def _show_history(self) -> None:
         d = self.data
         assert d is not None
-        by_metric: dict[str, list[dict[str, Any]]] = {}
+        by_metric: dict[str, list[dict[str, object]]] = {}
         for row in d.history:
-            by_metric.setdefault(row["metric"], []).append(row)
+            by_metric.setdefault(str(row["metric"]), []).append(row)
         n_runs = len({r["run_id"] for r in d.history})
         lines = [Text(f"history · this case in {n_runs} runs (oldest → newest)", style="bold")]
         pad = max((len(printable(m)) for m in by_metric), default=0)
         for m, rows in by_metric.items():
             values = [r["value"] for r in rows]
-            tail = " ".join(short_pts(v) for v in values[-8:])
+            tail = " ".join(short_pts(v) for v in values[-8:])  # type: ignore[arg-type]
             lines.append(
                 join(
                     ("  ", ""),
                     (m, "bold" if m == self.metric else ""),
                     " " * (pad - len(printable(m)) + 2),
-                    (spark(values), "cyan"),
+                    (spark(values), "cyan"),  # type: ignore[arg-type]
                     f"  {tail}",
                 )
             )
@@ -292,14 +541,13 @@ class CaseScreen(Screen):
         ]
         if d is not None and m:
             parts += ["  ", (m, ""), " "]
+            label = self._label(d.case, m)
             if d.other_run is not None:
-                label = self._label(d.case, m)
-                parts += [
-                    f"A {value_of(d.other, m)} → B {value_of(d.case, m)}",
-                    (f" ({label})" if label else "", "bold"),
-                ]
+                cv = d.figures.get(m)
+                a = short_pts(cv.a) if cv else value_of(d.other, m)
+                b = short_pts(cv.b) if cv else value_of(d.case, m)
+                parts += [f"A {a} → B {b}", (f" ({label})" if label else "", "bold")]
             else:
-                label = self._label(d.case, m)
                 parts += [value_of(d.case, m), (f" ({label})" if label else "", "bold")]
         parts.append(f"  {self.index + 1} / {len(self.case_ids)} in list")
         if self.side:
@@ -317,31 +565,72 @@ class CaseScreen(Screen):
     def _cited(self, event: ClaimsView.Cited) -> None:
         self.query_one(ChunksView).highlight(event.chunks)
 
+    async def watch_side(self) -> None:
+        if self.data is None:
+            return
+        await self._show_evidence()
+        self._show_judge()
+        self._refresh_title()
+
+    async def watch_metric(self) -> None:
+        if self.data is None:
+            return
+        await self._show_evidence()
+        self._show_scores()
+        self._show_diagnosis()
+        self._refresh_title()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "refresh_runs":
+            return bool(self.stale)  # in the footer only when there is something to update
+        return True
+
     def action_step(self, delta: int) -> None:
         target = self.index + delta
+        if not self.case_ids:
+            return
         if not 0 <= target < len(self.case_ids):
             self.notify("first case in the list" if target < 0 else "last case in the list")
             return
         self.index = target
         self.load()
 
-    async def action_switch_side(self) -> None:
-        if not self.other_run_id or self.data is None:
-            return
-        self.side = "A" if self.side == "B" else "B"
-        await self._show_evidence()
-        self._show_judge()
-        self._refresh_title()
+    def action_switch_side(self) -> None:
+        if self.other_run_id and self.data is not None:
+            self.side = "A" if self.side == "B" else "B"
 
-    async def action_next_metric(self) -> None:
-        metrics = self._metrics()
-        if not metrics or self.data is None:
+    def action_next_metric(self) -> None:
+        metrics = [] if self.data is None else metrics_of(self.data)
+        if metrics:
+            i = metrics.index(self.metric) if self.metric in metrics else -1
+            self.metric = metrics[(i + 1) % len(metrics)]
+
+    def action_refresh_runs(self) -> None:
+        """Read the runs again: the comparison, the paired scores and this case."""
+        self.stale = ()
+        with self._prepare:
+            self._comparison, self._paired = None, None
+        if self.case_ids:
+            self.load()
+
+    def _document(self) -> str | None:
+        if self.data is None:
+            self.notify("the case is still loading", severity="warning")
+            return None
+        return case_document(self.data, self.diagnosis)
+
+    def action_copy(self) -> None:
+        text = self._document()
+        if text is not None:
+            copy_markdown(self.app, text, f"case {printable(self.case_id)}")
+
+    def action_pager(self) -> None:
+        if self.data is None:
+            self.notify("the case is still loading", severity="warning")
             return
-        i = metrics.index(self.metric) if self.metric in metrics else -1
-        self.metric = metrics[(i + 1) % len(metrics)]
-        await self._show_evidence()
-        self._show_scores()
-        self._refresh_title()
+        error = page(self.app, case_document(self.data, self.diagnosis, markdown=False))
+        if error is not None:
+            self.notify(error, severity="error")
 
     def action_rejudge(self) -> None:
         """Re-judge this case of the run on the shown side; the history then includes it."""
@@ -357,3 +646,14 @@ class CaseScreen(Screen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+def _class_style(klass: CaseClass | None) -> str:
+    if klass is None:
+        return ""
+    return {
+        "newly broken": "bold red",
+        "newly fixed": "bold green",
+        "flaky": "yellow",
+        "stable fail": "red",
+    }.get(klass.klass, "dim")
