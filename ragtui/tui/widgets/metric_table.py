@@ -33,7 +33,7 @@ COLUMNS = (
     "why",
 )
 
-_STYLES = {
+STYLES = {
     Verdict.IMPROVED: "bold green",
     Verdict.REGRESSED: "bold red",
     Verdict.INCONCLUSIVE: "yellow",
@@ -45,7 +45,7 @@ _STYLES = {
 
 
 def verdict_style(r: MetricResult) -> str:
-    return _STYLES.get(r.verdict, "")
+    return STYLES.get(r.verdict, "")
 
 
 def verdict_text(r: MetricResult) -> Text:
