@@ -407,13 +407,13 @@ class CaseScreen(Screen[None]):
         table.add_column("metric", no_wrap=True)
         if d.other_run is not None:
             table.add_column("A", justify="right", no_wrap=True)
-            table.add_column("A's runs", no_wrap=True, style="dim")
+            table.add_column("A's runs", style="dim")  # wraps first when narrow
             table.add_column("B", justify="right", no_wrap=True)
             table.add_column("Δ pts", justify="right", no_wrap=True)
         else:
             table.add_column("value", justify="right", no_wrap=True)
-        table.add_column("class")
-        table.add_column("stage")
+        table.add_column("class", no_wrap=True)
+        table.add_column("stage", no_wrap=True)
         for m in metrics_of(d):
             name = join("▶ " if m == self.metric else "  ", (m, "bold" if m == self.metric else ""))
             klass = classes.get(m)
@@ -550,8 +550,6 @@ class CaseScreen(Screen[None]):
             else:
                 parts += [value_of(d.case, m), (f" ({label})" if label else "", "bold")]
         parts.append(f"  {self.index + 1} / {len(self.case_ids)} in list")
-        if self.side:
-            parts.append(Text(f"  showing {self.side}", style="dim"))
         self.query_one("#case-title", Static).update(join(*parts))
 
     @staticmethod

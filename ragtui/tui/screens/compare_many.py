@@ -94,7 +94,6 @@ def markdown_table(m: MultiComparison, cells: list[Cell]) -> str:
 
 
 class CompareManyScreen(Screen[None]):
-    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (32, "-tall")]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "back", tooltip="Back"),
         Binding(
@@ -270,7 +269,7 @@ class CompareManyScreen(Screen[None]):
             ("  ·  metric: ", "bold"),
             (self.metric, "") if self.metric else "all",
             Text(
-                "  ·  s sort · m metric · enter opens the pair · click a header to sort by it",
+                "  ·  s sort (or click a header) · m metric · enter opens the pair",
                 style="dim",
             ),
         )
