@@ -109,8 +109,8 @@ class CaseScreen(Screen[None]):
     metric: reactive[str | None] = reactive(None, init=False)
     # the sides whose runs changed on disk since the figures were read ("A", "B")
     stale: reactive[tuple[str, ...]] = reactive((), init=False, bindings=True)
-    data: var[CaseData | None] = var(None)
-    diagnosis: var[CaseDiagnosis | None] = var(None)
+    data: var[CaseData | None] = var(None, always_update=True)
+    diagnosis: var[CaseDiagnosis | None] = var(None, always_update=True)
 
     class Loaded(Message):
         """A case was read (and its figures taken from the comparison)."""

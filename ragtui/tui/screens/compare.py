@@ -106,8 +106,8 @@ class CompareScreen(Screen[None]):
     case_class: reactive[str | None] = reactive(None, init=False)
     search: reactive[str] = reactive("", init=False)
     stale: reactive[tuple[str, ...]] = reactive((), init=False, bindings=True)
-    comparison: var[Comparison | None] = var(None)
-    diagnosis: var[Diagnosis | None] = var(None)
+    comparison: var[Comparison | None] = var(None, always_update=True)
+    diagnosis: var[Diagnosis | None] = var(None, always_update=True)
 
     class Compared(Message):
         """A vs B was compared; `cases` are its per-case rows with their questions."""

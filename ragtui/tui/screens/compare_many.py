@@ -113,7 +113,7 @@ class CompareManyScreen(Screen[None]):
     order: reactive[str] = reactive(SORTS[0], init=False)
     metric: reactive[str | None] = reactive(None, init=False)
     stale: reactive[tuple[str, ...]] = reactive((), init=False, bindings=True)
-    result: var[MultiComparison | None] = var(None)
+    result: var[MultiComparison | None] = var(None, always_update=True)
 
     class Compared(Message):
         def __init__(self, result: MultiComparison) -> None:
