@@ -276,3 +276,31 @@ async def test_compare_uses_breakpoint_classes(runs, make_app) -> None:
             have = {c for c in screen.classes if c.startswith("-")}
             assert classes <= have, size
             assert len(have & {"-narrow", "-normal", "-wide"}) == 1
+
+
+async def test_a_failed_diagnosis_is_a_line_and_a_notification(tmp_path, make_app) -> None:
+    """A and B share no case: the comparison says so, the diagnosis cannot run; neither ends
+    the app. A case only B has opens with a line instead of a diff."""
+    from ragtui.core.model import Case, DatasetInfo, Run, Score
+    from ragtui.core.runfile import write_run_file
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for run_id, cases in (("a-run", ["x1", "x2"]), ("b-run", ["y1", "y2"])):
+        run = Run(run_id, run_id, "2026-12-01T10:00:00Z", dataset=DatasetInfo("d", "1"))
+        rows = [Case(c, f"q {c}", "answer", scores={"faithfulness": Score(1.0)}) for c in cases]
+        write_run_file(folder / f"{run_id}.ragtui.jsonl", run, rows)
+    app = make_app(folder)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare("a-run", "b-run")
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        line = widget_text(screen.query_one("#compare-diagnosis"))
+        assert "diagnosis: runs a-run and b-run share no scored case" in " ".join(line.split())
+        assert any(n.severity == "error" and "diagnosis" in n.message for n in app._notifications)
+        app.open_case("b-run", ["y1"], 0, other_run_id="a-run")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, CaseScreen)
+        assert "not in A: nothing to diff" in screen_text(app)

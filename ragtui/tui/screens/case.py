@@ -208,23 +208,29 @@ class CaseScreen(Screen[None]):
         self.data, self.diagnosis, self.classes_of_case = None, None, ()
         self.fetch(self.case_id)
 
-    def _prepared(self) -> tuple[Comparison | None, PairedScores | None]:
-        """A vs B and its paired scores, computed on first use (in a worker thread)."""
-        if self.other_run_id is None:
-            return None, None
+    def _compared(self) -> Comparison:
+        """A vs B, computed on first use (in a worker thread) unless Compare gave it."""
+        assert self.other_run_id is not None
         with self._prepare:
-            store = self.app.store  # type: ignore[attr-defined]
             if self._comparison is None:
                 margin = float(getattr(self.app, "margin", 0.05))
                 self._comparison = compare_runs(
-                    store, self.other_run_id, self.run_id, margin=margin
+                    self.app.store,  # type: ignore[attr-defined]
+                    self.other_run_id,
+                    self.run_id,
+                    margin=margin,
                 )
+            return self._comparison
+
+    def _paired_scores(self, c: Comparison) -> PairedScores:
+        """The per-case values the diagnosis reads, computed once per screen."""
+        with self._prepare:
             if self._paired is None:
-                c = self._comparison
+                store = self.app.store  # type: ignore[attr-defined]
                 self._paired = paired_scores(
                     store, c.a, c.b, margin=c.margin, seed=c.seed, comparison=c
                 )
-            return self._comparison, self._paired
+            return self._paired
 
     @work(thread=True, exclusive=True, group="case", exit_on_error=False)
     def fetch(self, case_id: str) -> None:
@@ -241,15 +247,20 @@ class CaseScreen(Screen[None]):
                 history = case_classes(store, self.run_id, case_ids={case_id})
                 self.post_message(self.Diagnosed(case_id, None, history.cases))
                 return
-            comparison, paired = self._prepared()
-            if not data.figures and comparison is not None:
+            comparison = self._compared()
+            if not data.figures:
                 figures = case_figures(comparison, case_id)
                 self.post_message(self.Loaded(replace(data, figures=figures)))
-            if data.case is None or data.other is None:
-                raise ValueError("the case is not in both runs: no diff against A")
-            margin = comparison.margin if comparison else 0.05
+            if data.case is None or data.other is None:  # unpaired: nothing to diff, no error
+                self.post_message(self.Diagnosed(case_id, None, ()))
+                return
             d = diagnose_case(
-                store, self.other_run_id, self.run_id, case_id, margin=margin, paired=paired
+                store,
+                comparison.a,
+                comparison.b,
+                case_id,
+                margin=comparison.margin,
+                paired=self._paired_scores(comparison),
             )
         except Exception as err:
             self.post_message(self.Failed("diagnosis", case_id, str(err)))
@@ -480,7 +491,12 @@ class CaseScreen(Screen[None]):
             )
             lines.append(claim_changes_text(d.claims))
         elif self.other_run_id is not None and self.data is not None:
-            lines.append(Text("diagnosing against A…", style="dim"))
+            pair = self.data
+            if pair.case is None or pair.other is None:
+                missing = "A" if pair.other is None else "B"
+                lines.append(Text(f"not in {missing}: nothing to diff", style="yellow"))
+            else:
+                lines.append(Text("diagnosing against A…", style="dim"))
         box.update(Group(*lines))
 
     def _show_judge(self) -> None:
