@@ -9,13 +9,10 @@ it), so the Case screen shows the same A as Compare.
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import replace
 from typing import ClassVar
 
-from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -32,12 +29,7 @@ from ragtui.core.diagnosis import CaseDiagnosis, diagnose_case
 from ragtui.core.diagnosis_input import PairedScores, paired_scores
 from ragtui.core.model import Case, Run
 from ragtui.format import (
-    case_class_text,
-    case_retrieval_text,
-    cause_text,
     printable,
-    short_pts,
-    signed_pts,
 )
 from ragtui.tui.case_data import (
     CaseData,
@@ -45,25 +37,21 @@ from ragtui.tui.case_data import (
     case_figures,
     load_case,
     metrics_of,
-    raw_value,
 )
 from ragtui.tui.messages import RunsChanged
 from ragtui.tui.sharing import copy_markdown, page
-from ragtui.tui.widgets.case_diff import answer_texts, chunk_markings, claim_changes_text
+from ragtui.tui.widgets.case_diff import answer_texts, chunk_markings
+from ragtui.tui.widgets.case_panels import (
+    diagnosis_group,
+    history_text,
+    judge_text,
+    scores_table,
+    title_text,
+)
 from ragtui.tui.widgets.chunks_view import ChunksView
 from ragtui.tui.widgets.claims_view import ClaimsView
 from ragtui.tui.widgets.literal import join, lit
 from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine, changed_sides
-
-SPARK = "▁▂▃▄▅▆▇█"
-
-
-def spark(values: list[float | None]) -> str:
-    return "".join("·" if v is None else SPARK[round(max(0.0, min(1.0, v)) * 7)] for v in values)
-
-
-def value_of(case: Case | None, metric: str) -> str:
-    return raw_value(case, metric)
 
 
 class CaseScreen(Screen[None]):
@@ -408,170 +396,24 @@ class CaseScreen(Screen[None]):
         view.show(claims)
 
     def _show_scores(self) -> None:
-        """Per metric: A (the comparison's: A's reruns' mean, each rerun beside it), B, Δ, the
-        case's class and, where it fell, its stage."""
         d = self.data
         assert d is not None
-        classes = {c.metric: c for c in self.classes_of_case}
-        stages = {a.metric: a for a in self.diagnosis.attributions} if self.diagnosis else {}
-        table = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
-        table.add_column("metric", no_wrap=True)
-        if d.other_run is not None:
-            table.add_column("A", justify="right", no_wrap=True)
-            table.add_column("A's runs", style="dim")  # wraps first when narrow
-            table.add_column("B", justify="right", no_wrap=True)
-            table.add_column("Δ pts", justify="right", no_wrap=True)
-        else:
-            table.add_column("value", justify="right", no_wrap=True)
-        table.add_column("class", no_wrap=True)
-        table.add_column("stage", no_wrap=True)
-        for m in metrics_of(d):
-            name = join("▶ " if m == self.metric else "  ", (m, "bold" if m == self.metric else ""))
-            klass = classes.get(m)
-            cls_text = Text(klass.klass if klass else "", style=_class_style(klass))
-            stage = stages.get(m)
-            stage_text = Text(stage.stage if stage else "", style="bold" if stage else "")
-            if d.other_run is None:
-                table.add_row(name, raw_value(d.case, m), cls_text, stage_text)
-                continue
-            cv = d.figures.get(m)
-            if cv is not None:
-                reruns = " ".join(short_pts(v) for _, v in cv.a_runs) if len(cv.a_runs) > 1 else ""
-                delta = signed_pts(cv.b - cv.a)
-                style = "green" if cv.b > cv.a else "red" if cv.b < cv.a else ""
-                table.add_row(
-                    name,
-                    short_pts(cv.a),
-                    reruns,
-                    short_pts(cv.b),
-                    Text(delta, style=style),
-                    cls_text,
-                    stage_text,
-                )
-            else:
-                table.add_row(
-                    name, raw_value(d.other, m), "", raw_value(d.case, m), "", cls_text, stage_text
-                )
+        table = scores_table(d, self.metric, self.classes_of_case, self.diagnosis)
         self.query_one("#case-scores", Static).update(table)
         self._show_judge()
-        self._show_history()
+        self.query_one("#case-history", Static).update(history_text(d.history, self.metric))
 
     def _show_diagnosis(self) -> None:
-        """The selected metric's stage and class, the retrieval diff and the claim changes."""
-        box = self.query_one("#case-diagnosis", Static)
-        lines: list[Text | Group] = []
-        metric = self.metric or ""
-        d = self.diagnosis
-        if d is not None:
-            for a in d.attributions:
-                if a.metric == metric:
-                    lines.append(
-                        join(("stage  ", "bold"), (metric, ""), ": ")
-                        + lit(cause_text(a.cause, a.stage, a.basis, a.missing))
-                    )
-        for c in self.classes_of_case:
-            if c.metric == metric:
-                baseline = [o.value for o in c.history if o.baseline]
-                text = case_class_text(c.klass, baseline, c.candidate.value, c.threshold)
-                lines.append(join(("class  ", "bold"), (metric, ""), ": ") + lit(text))
-        if d is not None:
-            r = d.retrieval
-            lines.append(
-                lit(
-                    case_retrieval_text(
-                        r.count("added"),
-                        r.count("removed"),
-                        r.count("moved"),
-                        r.count("kept"),
-                        r.k,
-                        r.overlap,
-                        r.top_changed,
-                    )
-                )
-            )
-            lines.append(claim_changes_text(d.claims))
-        elif self.other_run_id is not None and self.data is not None:
-            pair = self.data
-            if pair.case is None or pair.other is None:
-                missing = "A" if pair.other is None else "B"
-                lines.append(Text(f"not in {missing}: nothing to diff", style="yellow"))
-            else:
-                lines.append(Text("diagnosing against A…", style="dim"))
-        box.update(Group(*lines))
+        group = diagnosis_group(self.data, self.metric, self.classes_of_case, self.diagnosis)
+        self.query_one("#case-diagnosis", Static).update(group)
 
     def _show_judge(self) -> None:
         run, case = self._side_case()
-        m = self.metric or ""
-        out = join(("judge ", "bold"), (run.judge.model or "unknown", ""))
-        if run.judge.provider:
-            out.append_text(join(" (", (run.judge.provider, ""), ")"))
-        score = None if case is None else case.scores.get(m)
-        prompt = (score.prompt_hash if score else None) or run.judge.prompt_hash
-        out.append_text(join(" · prompt ", (prompt or "unknown", ""), " · ", (m, "bold")))
-        if case is not None and m in case.errors:
-            out.append_text(join("\n", ("error: ", "bold red"), (case.errors[m], "red")))
-        elif score is not None:
-            out.append_text(
-                join(
-                    f" {short_pts(score.value)}",
-                    (f" ({score.label})" if score.label else "", "bold"),
-                )
-            )
-            if score.raw is not None:
-                out.append_text(join(" · raw ", (json.dumps(score.raw, ensure_ascii=False), "")))
-            if score.reason:
-                out.append_text(join("\n", ("reason ", "bold"), (score.reason, "")))
-            if score.reply:
-                out.append_text(join("\n", ("reply  ", "bold"), (score.reply, "")))
-        self.query_one("#case-judge", Static).update(out)
-
-    def _show_history(self) -> None:
-        d = self.data
-        assert d is not None
-        by_metric: dict[str, list[dict[str, object]]] = {}
-        for row in d.history:
-            by_metric.setdefault(str(row["metric"]), []).append(row)
-        n_runs = len({r["run_id"] for r in d.history})
-        lines = [Text(f"history · this case in {n_runs} runs (oldest → newest)", style="bold")]
-        pad = max((len(printable(m)) for m in by_metric), default=0)
-        for m, rows in by_metric.items():
-            values = [r["value"] for r in rows]
-            tail = " ".join(short_pts(v) for v in values[-8:])  # type: ignore[arg-type]
-            lines.append(
-                join(
-                    ("  ", ""),
-                    (m, "bold" if m == self.metric else ""),
-                    " " * (pad - len(printable(m)) + 2),
-                    (spark(values), "cyan"),  # type: ignore[arg-type]
-                    f"  {tail}",
-                )
-            )
-        self.query_one("#case-history", Static).update(Text("\n").join(lines))
+        self.query_one("#case-judge", Static).update(judge_text(run, case, self.metric or ""))
 
     def _refresh_title(self) -> None:
-        d = self.data
-        m = self.metric or ""
-        parts: list[Text | str | tuple[object, str]] = [
-            ("ragtui · Case ", "bold"),
-            (self.case_id, "bold"),
-        ]
-        if d is not None and m:
-            parts += ["  ", (m, ""), " "]
-            label = self._label(d.case, m)
-            if d.other_run is not None:
-                cv = d.figures.get(m)
-                a = short_pts(cv.a) if cv else value_of(d.other, m)
-                b = short_pts(cv.b) if cv else value_of(d.case, m)
-                parts += [f"A {a} → B {b}", (f" ({label})" if label else "", "bold")]
-            else:
-                parts += [value_of(d.case, m), (f" ({label})" if label else "", "bold")]
-        parts.append(f"  {self.index + 1} / {len(self.case_ids)} in list")
-        self.query_one("#case-title", Static).update(join(*parts))
-
-    @staticmethod
-    def _label(case: Case | None, metric: str) -> str | None:
-        score = None if case is None else case.scores.get(metric)
-        return None if score is None else score.label
+        title = title_text(self.case_id, self.data, self.metric, self.index, len(self.case_ids))
+        self.query_one("#case-title", Static).update(title)
 
     # ------------------------------------------------------------ events and actions
 
@@ -660,14 +502,3 @@ class CaseScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.app.pop_screen()
-
-
-def _class_style(klass: CaseClass | None) -> str:
-    if klass is None:
-        return ""
-    return {
-        "newly broken": "bold red",
-        "newly fixed": "bold green",
-        "flaky": "yellow",
-        "stable fail": "red",
-    }.get(klass.klass, "dim")

@@ -7,7 +7,6 @@ workers that post past-tense messages back; a failed worker is a line and a noti
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from typing import ClassVar
 
@@ -23,7 +22,6 @@ from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
-from textual_fastdatatable import ArrowBackend
 from textual_fastdatatable import DataTable as FastTable
 
 from ragtui import format as fmt
@@ -38,15 +36,15 @@ from ragtui.tui.messages import RunsChanged
 from ragtui.tui.sharing import copy_markdown, export, page
 from ragtui.tui.widgets.case_table import (
     CaseFilter,
+    CaseList,
     class_table,
-    display_table,
     export_rows,
     filter_cases,
     with_classes,
 )
 from ragtui.tui.widgets.delta_histogram import DeltaHistogram
 from ragtui.tui.widgets.literal import join, lit
-from ragtui.tui.widgets.metric_table import MetricTable, notes
+from ragtui.tui.widgets.metric_table import MetricTable, diagnosis_lines, metrics_table, notes
 from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine, changed_sides
 
 
@@ -123,13 +121,6 @@ class CompareScreen(Screen[None]):
             super().__init__()
             self.diagnosis, self.cases = diagnosis, cases
 
-    class CasesFiltered(Message):
-        """The case list for filter `f` is ready to show."""
-
-        def __init__(self, f: CaseFilter, ids: list[str], shown: ArrowBackend) -> None:
-            super().__init__()
-            self.f, self.ids, self.shown = f, ids, shown
-
     class Shared(Message):
         """Text to copy (`how` "copy") or page ("pager") is ready; `what` names it."""
 
@@ -158,9 +149,7 @@ class CompareScreen(Screen[None]):
         super().__init__()
         self.a_run_id, self.b_run_id = a_run_id, b_run_id
         self.all_cases: pa.Table | None = None
-        self.visible_ids: list[str] = []
         self.case_filter: CaseFilter | None = None
-        self._swap = asyncio.Lock()
         self._paired: PairedScores | None = None
         self._paired_lock = threading.Lock()
 
@@ -174,10 +163,7 @@ class CompareScreen(Screen[None]):
             yield Static(id="compare-notes", markup=False)
             with Horizontal(id="compare-lower"):
                 yield DeltaHistogram(id="delta-hist")
-                with Vertical(id="case-pane"):
-                    yield Input(placeholder="filter cases by id or question text", id="case-search")
-                    yield Static(id="case-caption", markup=False)
-                    yield Vertical(id="case-holder")
+                yield CaseList(id="case-pane")
         yield Footer()
 
     def _title(self, c: Comparison | None = None) -> Text:
@@ -231,22 +217,6 @@ class CompareScreen(Screen[None]):
             self.post_message(self.Failed("diagnosis", str(err)))
             return
         self.post_message(self.Diagnosed(d, cases))
-
-    @work(thread=True, exclusive=True, group="case-filter", exit_on_error=False)
-    def refilter(self, f: CaseFilter, pane_width: int, short_classes: bool) -> None:
-        if self.all_cases is None:
-            return
-        try:
-            rows = filter_cases(self.all_cases, f)
-            backend = ArrowBackend(display_table(rows, pane_width, short_classes))
-            backend.render_markup = False  # untrusted text: shown literally
-            # measured here, off the UI thread: a non-ASCII column is measured cell by cell,
-            # about 1.5 s for 100,000 rows; the table reuses the cached widths
-            _ = backend.column_content_widths
-        except Exception as err:
-            self.post_message(self.Failed("case list", str(err)))
-            return
-        self.post_message(self.CasesFiltered(f, rows["case_id"].to_pylist(), backend))
 
     def _paired_scores(self, c: Comparison) -> PairedScores:
         with self._paired_lock:
@@ -312,9 +282,6 @@ class CompareScreen(Screen[None]):
             self.query_one("#compare-notes", Static).update(lit(message.error, "bold red"))
         elif message.what == "diagnosis":
             self.query_one("#compare-diagnosis", Static).update(lit(text, "bold red"))
-        elif message.what == "case list":
-            self.query_one("#case-holder").loading = False
-            self.query_one("#case-caption", Static).update(lit(text, "bold red"))
         self.notify(printable(text), severity="error", markup=False)
 
     @on(Compared)
@@ -345,13 +312,6 @@ class CompareScreen(Screen[None]):
         self.diagnosis, self.all_cases = message.diagnosis, message.cases
         self._show_diagnosis()
         self._apply()
-
-    @on(CasesFiltered)
-    async def _cases_filtered(self, message: CasesFiltered) -> None:
-        async with self._swap:  # one table swap at a time: the new table reuses the id
-            if message.f != self.case_filter or not self.is_attached:
-                return  # a newer filter is on its way
-            await self._swap_cases(message.f, message.ids, message.shown)
 
     @on(Shared)
     def _shared(self, message: Shared) -> None:
@@ -411,40 +371,9 @@ class CompareScreen(Screen[None]):
         self._apply()
 
     def _show_diagnosis(self) -> None:
-        """The selected metric's stage line first, then the retrieval and claim summaries, the
-        classes, then the other metrics' stage lines (a short screen shows the first two)."""
-        d, metric = self.diagnosis, self.metric
-        if d is None or metric is None:
-            return
-        by_metric = {m.metric: m for m in d.metrics}
-        lines: list[Text] = []
-
-        def stage_line(name: str, bold: bool) -> None:
-            m = by_metric.get(name)
-            if m is not None:
-                line = fmt.attribution_line(m.metric, m.delta, len(m.cases), m.by_stage())
-                lines.append(lit(line, "bold" if bold else ""))
-
-        stage_line(metric, True)
-        r, cl = d.retrieval, d.claims
-        lines.append(lit(fmt.retrieval_summary(r.n_cases, r.mean_overlap, r.top_changed)))
-        lines.append(
-            lit(
-                fmt.claims_summary(
-                    cl.lost_support,
-                    cl.lost_support_chunk_gone,
-                    cl.fixed,
-                    cl.new,
-                    cl.new_unsupported,
-                )
-            )
-        )
-        if metric in d.classes:
-            lines.append(lit("classes · " + fmt.classes_line(metric, dict(d.classes[metric]))))
-        for name in by_metric:
-            if name != metric:
-                stage_line(name, False)
-        self.query_one("#compare-diagnosis", Static).update(Text("\n").join(lines))
+        if self.diagnosis is not None and self.metric is not None:
+            lines = diagnosis_lines(self.diagnosis, self.metric)
+            self.query_one("#compare-diagnosis", Static).update(lines)
 
     def _filter(self) -> CaseFilter | None:
         if self.metric is None:
@@ -453,48 +382,15 @@ class CompareScreen(Screen[None]):
 
     def _apply(self) -> None:
         f = self._filter()
-        if f is None or self.all_cases is None:
+        if f is None or self.all_cases is None or self.comparison is None:
             return
         self.case_filter = f
-        self.query_one("#case-holder").loading = True
-        pane = self.query_one("#case-pane").size.width or max(40, self.size.width - 33)
-        self.refilter(f, pane, self.has_class("-narrow"))
+        total = len(self.comparison.deltas[f.metric][0])
+        self.query_one(CaseList).show(self.all_cases, f, total, self.has_class("-narrow"))
 
-    async def _swap_cases(self, f: CaseFilter, ids: list[str], shown: ArrowBackend) -> None:
-        self.visible_ids = ids
-        holder = self.query_one("#case-holder")
-        holder.loading = False
-        had_focus = isinstance(self.focused, FastTable)
-        cursor = 0
-        old = self.query("#case-table")
-        if old and had_focus:
-            cursor = old.first(FastTable).cursor_row
-        await holder.remove_children()
-        table = FastTable(
-            backend=shown,
-            cursor_type="row",
-            render_markup=False,  # untrusted text: shown literally
-            show_row_labels=False,
-            id="case-table",
-        )
-        await holder.mount(table)
-        if had_focus:
-            table.focus()
-            if 0 < cursor < len(ids):
-                table.move_cursor(row=cursor)
-        total = 0 if self.comparison is None else len(self.comparison.deltas[f.metric][0])
-        caption = join(
-            ("cases, worst first · ", "bold"),
-            (f.metric, "bold"),
-            " · regressions only" if f.regressions_only else "",
-            (f" · {f.klass}" if f.klass else "", "bold"),
-            (f" · filter “{f.text}”" if f.text else "", ""),
-            f" · {len(ids)} of {total}",
-            Text("  enter opens a case · tab switches tables", style="dim")
-            if ids
-            else Text("  no case matches", style="yellow"),
-        )
-        self.query_one("#case-caption", Static).update(caption)
+    @property
+    def visible_ids(self) -> list[str]:
+        return self.query_one(CaseList).visible_ids
 
     # ------------------------------------------------------------ events and actions
 
@@ -513,20 +409,15 @@ class CompareScreen(Screen[None]):
         if not isinstance(self.focused, MetricTable):
             self.remove_class("-metric-focus")
 
-    def _case_table(self) -> FastTable | None:
-        tables = self.query("#case-table")
-        return tables.first(FastTable) if tables else None
-
     def _highlighted_case(self) -> str | None:
-        table = self._case_table()
-        if table is None or not self.visible_ids:
-            return None
-        return self.visible_ids[min(max(table.cursor_row, 0), len(self.visible_ids) - 1)]
+        cases = self.query_one(CaseList)
+        row = cases.highlighted
+        return None if row is None else cases.visible_ids[row]
 
     def action_open(self) -> None:
         """enter: from the metric table (or the filter box) to the case list; elsewhere, open
         the highlighted case."""
-        table = self._case_table()
+        table = self.query_one(CaseList).table
         if isinstance(self.focused, MetricTable | Input):
             if table is not None:
                 table.focus()
@@ -538,10 +429,9 @@ class CompareScreen(Screen[None]):
         self._open_case()  # a click on the highlighted row
 
     def _open_case(self) -> None:
-        table = self._case_table()
-        if table is None or not self.visible_ids or self.case_filter is None:
+        index = self.query_one(CaseList).highlighted
+        if index is None or self.case_filter is None:
             return
-        index = min(max(table.cursor_row, 0), len(self.visible_ids) - 1)
         self.app.open_case(  # type: ignore[attr-defined]
             self.b_run_id,
             list(self.visible_ids),
@@ -637,32 +527,3 @@ class CompareScreen(Screen[None]):
             self.query_one(MetricTable).focus()
             return
         self.app.pop_screen()
-
-
-def metrics_table(c: Comparison) -> pa.Table:
-    """The verdict table as exported: figures as fractions (as --json), words beside them."""
-    rows = []
-    for m in c.metrics:
-        rows.append(
-            {
-                "a": c.a,
-                "b": c.b,
-                "metric": m.metric,
-                "verdict": fmt.verdict_label(m),
-                "n": m.n,
-                "mean_a": m.mean_a,
-                "mean_b": m.mean_b,
-                "delta": m.delta,
-                "ci_low": m.ci_low,
-                "ci_high": m.ci_high,
-                "method": fmt.method_name(m),
-                "p": m.p,
-                "p_adj": m.p_adj,
-                "noise_floor": m.noise_floor,
-                "mde": m.mde,
-                "errors_a": m.errors_a + m.parse_failures_a,
-                "errors_b": m.errors_b + m.parse_failures_b,
-                "why": fmt.verdict_reason(m, c.margin),
-            }
-        )
-    return pa.Table.from_pylist(rows)

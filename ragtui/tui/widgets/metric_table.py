@@ -7,6 +7,7 @@ sentences come from `ragtui.format`; styles come from the verdict enum, never fr
 
 from __future__ import annotations
 
+import pyarrow as pa
 from rich.text import Text
 from textual import events, on
 from textual.message import Message
@@ -14,6 +15,7 @@ from textual.widgets import DataTable
 
 from ragtui import format as fmt
 from ragtui.core.compare import Agreement, Comparison, MetricResult
+from ragtui.core.diagnosis import Diagnosis
 from ragtui.core.verdict import LowAgreement, Note, RerunIdentical, RerunRule, Verdict
 from ragtui.format import interval, p_value, pts, signed_pts
 from ragtui.tui.widgets.literal import join, lit
@@ -273,3 +275,62 @@ def _about(note: Note, metric: str | None) -> bool:
     if isinstance(note, RerunIdentical):
         return not note.metrics or metric in note.metrics
     return getattr(note, "metric", None) in (None, metric)
+
+
+def diagnosis_lines(d: Diagnosis, metric: str) -> Text:
+    """The selected metric's stage line first, then the retrieval and claim summaries, the
+    classes, then the other metrics' stage lines (a short screen shows the first two)."""
+    by_metric = {m.metric: m for m in d.metrics}
+    lines: list[Text] = []
+
+    def stage_line(name: str, bold: bool) -> None:
+        m = by_metric.get(name)
+        if m is not None:
+            line = fmt.attribution_line(m.metric, m.delta, len(m.cases), m.by_stage())
+            lines.append(lit(line, "bold" if bold else ""))
+
+    stage_line(metric, True)
+    r, c = d.retrieval, d.claims
+    lines.append(lit(fmt.retrieval_summary(r.n_cases, r.mean_overlap, r.top_changed)))
+    lines.append(
+        lit(
+            fmt.claims_summary(
+                c.lost_support, c.lost_support_chunk_gone, c.fixed, c.new, c.new_unsupported
+            )
+        )
+    )
+    if metric in d.classes:
+        lines.append(lit("classes · " + fmt.classes_line(metric, dict(d.classes[metric]))))
+    for name in by_metric:
+        if name != metric:
+            stage_line(name, False)
+    return Text("\n").join(lines)
+
+
+def metrics_table(c: Comparison) -> pa.Table:
+    """The verdict table as exported: figures as fractions (as --json), words beside them."""
+    rows = []
+    for m in c.metrics:
+        rows.append(
+            {
+                "a": c.a,
+                "b": c.b,
+                "metric": m.metric,
+                "verdict": fmt.verdict_label(m),
+                "n": m.n,
+                "mean_a": m.mean_a,
+                "mean_b": m.mean_b,
+                "delta": m.delta,
+                "ci_low": m.ci_low,
+                "ci_high": m.ci_high,
+                "method": fmt.method_name(m),
+                "p": m.p,
+                "p_adj": m.p_adj,
+                "noise_floor": m.noise_floor,
+                "mde": m.mde,
+                "errors_a": m.errors_a + m.parse_failures_a,
+                "errors_b": m.errors_b + m.parse_failures_b,
+                "why": fmt.verdict_reason(m, c.margin),
+            }
+        )
+    return pa.Table.from_pylist(rows)
