@@ -14,7 +14,7 @@ from ragtui.format import GLOSSARY
 from ragtui.tui.app import RagtuiApp
 from ragtui.tui.screens.case import CaseScreen
 from ragtui.tui.screens.compare import CompareScreen
-from ragtui.tui.widgets.chunks_view import ChunkBlock
+from ragtui.tui.widgets.chunks_view import ChunkBlock, ChunksView
 from ragtui.tui.widgets.metric_table import COLUMNS, MetricTable
 from tests.tui.conftest import wait_ready, widget_text
 from tests.tui.history_b import screen_text
@@ -304,3 +304,37 @@ async def test_a_failed_diagnosis_is_a_line_and_a_notification(tmp_path, make_ap
         await wait_ready(app, pilot)
         assert isinstance(app.screen, CaseScreen)
         assert "not in A: nothing to diff" in screen_text(app)
+
+
+async def test_a_case_opened_at_80x24_starts_at_its_question(tmp_path, make_app) -> None:
+    """The first claim's chunk is lit on open, but the screen stays at the top: the question
+    first (a cited chunk is scrolled to only when the user moves through the claims)."""
+    from ragtui.core.model import Case, Chunk, Claim, DatasetInfo, Run, Score
+    from ragtui.core.runfile import write_run_file
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    long = " ".join(["The refund policy says a manager approves late refunds."] * 8)
+    for run_id in ("a-run", "b-run"):
+        case = Case(
+            "long-01",
+            "Who approves late refunds?",
+            long,
+            contexts=(Chunk("C1", "Managers approve late refunds.", "policy.md", 1, 0.9),),
+            scores={"faithfulness": Score(1.0)},
+            claims=(Claim("faithfulness", "A manager approves", "SUPPORTED", ("C1",)),),
+        )
+        run = Run(run_id, run_id, "2026-12-01T10:00:00Z", dataset=DatasetInfo("d", "1"))
+        write_run_file(folder / f"{run_id}.ragtui.jsonl", run, [case])
+    app = make_app(folder)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_case("b-run", ["long-01"], 0, other_run_id="a-run", metric="faithfulness")
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, CaseScreen)
+        chunks = screen.query_one(ChunksView)
+        assert chunks.cited == ("C1",)
+        assert chunks.region.y >= 24  # the lit chunk is below the fold...
+        assert screen.query_one("#case-body").scroll_y == 0  # ...and the screen stays put
+        assert "Question   Who approves late refunds?" in screen_text(app)

@@ -419,7 +419,7 @@ class CaseScreen(Screen[None]):
 
     @on(ClaimsView.Cited)
     def _cited(self, event: ClaimsView.Cited) -> None:
-        self.query_one(ChunksView).highlight(event.chunks)
+        self.query_one(ChunksView).highlight(event.chunks, follow=event.follow)
 
     async def watch_side(self) -> None:
         if self.data is None:

@@ -90,7 +90,12 @@ class CompareScreen(Screen[None]):
         Binding(
             "o", "pager", "pager", show=False, tooltip="Open the case (or the comparison) in $PAGER"
         ),
-        Binding("v", "many", "vs all", tooltip="A against every other config: one table, Holm"),
+        Binding(
+            "v",
+            "many",
+            "vs all",
+            tooltip="Compare many: A against every other config in one table (Holm over all)",
+        ),
         Binding(
             REFRESH_KEY,
             "refresh_runs",

@@ -94,7 +94,7 @@ def display_table(
     rows: pa.Table, pane_width: int = QUESTION_WIDTH + 40, short_classes: bool = False
 ) -> pa.Table:
     """What the case table shows: untrusted text made printable, values in points, the
-    question cut to what the other columns leave of `pane_width` (at least 12 characters).
+    question cut to what the other columns leave of `pane_width` (at least 8 characters).
 
     ASCII only where the data allows (no arrow, an ASCII ellipsis): fastdatatable measures an
     all-ASCII column with Arrow alone, but any other column cell by cell in Python.
@@ -116,7 +116,7 @@ def display_table(
     used = sum(
         max([len(name), *(len(v) for v in values[:1000])]) + 2 for name, values in out.items()
     )
-    width = max(12, pane_width - used - 2 - 2)
+    width = max(8, pane_width - used - 2 - 2)
     out["question"] = [excerpt(q, width, ellipsis="...") for q in rows["question"].to_pylist()]
     return pa.table(out)
 

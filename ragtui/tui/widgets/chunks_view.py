@@ -83,7 +83,8 @@ class ChunksView(Vertical):
         blocks += [ChunkBlock(c, m, ghost=True) for c, m in ghosts]
         await self.mount_all(blocks)
 
-    def highlight(self, ids: Sequence[str]) -> None:
+    def highlight(self, ids: Sequence[str], follow: bool = True) -> None:
+        """Mark the chunks `ids`; with `follow`, scroll the first of them into view."""
         self.cited = tuple(ids)
         first = None
         for block in self.query(ChunkBlock):
@@ -91,5 +92,5 @@ class ChunksView(Vertical):
             block.set_cited(cited)
             if cited and first is None:
                 first = block
-        if first is not None:
+        if first is not None and follow:
             first.scroll_visible(animate=False)
