@@ -14,7 +14,7 @@ from ragtui.core.compare import compare_runs
 from ragtui.format import p_value
 from ragtui.tui.screens.compare import CompareScreen
 from ragtui.tui.screens.compare_many import CompareManyScreen
-from tests.tui.conftest import wait_ready
+from tests.tui.conftest import wait_ready, widget_text
 from tests.tui.history_b import screen_text
 from tests.tui.history_diag import A, B, write_history
 
@@ -88,6 +88,10 @@ async def test_v_on_compare_opens_every_config_against_a(runs, make_app) -> None
         for (n, m, _), p_adj in zip(tested, adjusted, strict=True):
             assert shown[(n, m)] == p_value(p_adj)
         assert f"Holm over all {len(tested)} tests" in screen_text(app)
+        # a note about the base's own reruns is said once, not once per candidate
+        notes = " ".join(widget_text(screen.query_one("#many-notes")).split())
+        assert notes.count("rerun base-r2 of A is identical to base-r1") == 1
+        assert "every candidate: rerun base-r2 of A is identical" in notes
 
 
 async def test_sort_metric_filter_and_enter_opens_the_pair(runs, make_app) -> None:
