@@ -800,3 +800,162 @@ def metric_details(m: MetricResult) -> list[str]:
             f"{m.metric}: worst 10% of cases average {pts(m.bottom_a)} in A, {pts(m.bottom_b)} in B"
         )
     return out
+
+
+# ---------------------------------------------------------------- glossary
+# One sentence per figure, verdict and diagnosis word: the Compare screen's column headers show
+# them (footer line and tooltip), the Help screen and the README list them.
+
+GLOSSARY: dict[str, str] = {
+    # the columns of the verdict table
+    "metric": "the metric both runs scored; the highlighted row drives the histogram and the cases",
+    "verdict": "what the data says about B against A: improved / regressed, no meaningful "
+    "change, inconclusive or too few cases (each with the cases it would need)",
+    "A": "the baseline's mean over the cases both runs scored, in points (per case the mean "
+    "of A's reruns when it has several)",
+    "B": "the candidate's mean over the same cases, in points (per case the mean of B's "
+    "reruns when it has several)",
+    "err A/B": "scores that failed in A / in B (judge errors plus parse failures): counted, "
+    "never averaged as 0",
+    "Δ pts": "B minus A: the mean of the per-case differences, in points (0.05 = 5 points)",
+    "95% CI": "95% confidence interval of Δ: the changes these cases are compatible with; a "
+    "CI that excludes 0 is a change",
+    "method": "how the CI and p were computed: paired t, sign-flip (exact for few cases), "
+    "score test for yes/no metrics, or by cluster",
+    "p adj": "p-value of 'no change', Holm-adjusted because several metrics are tested at "
+    "once; below .05 the verdict is improved or regressed",
+    "noise ±": "noise floor: how far reruns of the same config differ by chance "
+    "(1.96·√Σe²/N over A's reruns); — without reruns",
+    "MDE": "minimum detectable effect: the smallest Δ these cases detect 4 times in 5 at "
+    "p < .05; smaller changes pass unseen",
+    "why": "the reason for the verdict, in words",
+    "N": "cases scored in both runs (the pairs the statistics use)",
+    # verdicts
+    "improved": "B is better than A: Holm-adjusted p < .05",
+    "regressed": "B is worse than A: Holm-adjusted p < .05",
+    "no meaningful change": "the 90% CI of Δ lies inside ±margin (TOST): any change is "
+    "smaller than the margin",
+    "inconclusive": "the CI crosses the margin: more cases are needed to tell (their number "
+    "is given)",
+    "too few cases": "no test at this N can decide, or the deltas carry no spread",
+    "(< margin)": "significant, but smaller than the practical margin",
+    # figures in the notes
+    "5-point rule": "the rule of thumb that reruns of one config differ by less than 5 points; "
+    "shown beside the measured rerun difference",
+    "ICC": "rerun reliability ICC(1): the share of score variance that is between cases, "
+    "not between reruns (1 = reruns agree fully)",
+    "κ": "Cohen's kappa: agreement of two judges (or judge and humans) on labels beyond "
+    "chance; below .6 is flagged",
+    "ρ": "Spearman's rank correlation of two judges' scores; below .7 is flagged",
+    # diagnosis
+    "stage": "which part of the pipeline made a case worse: retrieval (the chunks) or "
+    "generation (the answer), from the metrics that fell",
+    "retrieval miss": "context recall fell, or a claim lost its support and its chunk left "
+    "the retrieval",
+    "retrieval noise": "context precision fell while faithfulness held",
+    "hallucination": "new unsupported claims while the retrieval held",
+    "ignored context": "faithfulness fell while the retrieval held",
+    "off-intent": "answer relevance fell while every other stage metric held",
+    "unattributed": "the metrics needed to tell the stage are missing",
+    "top-k overlap": "the share of chunks the top k of A and of B have in common (Jaccard), "
+    "in points",
+    "newly broken": "passed in every baseline run, fails in the candidate",
+    "newly fixed": "failed in every baseline run, passes in the candidate",
+    "flaky": "passes and fails across reruns of one config",
+    "stable pass": "passes in every run",
+    "stable fail": "fails in every run",
+    "varies by config": "passes under some configs and fails under others, steady within each",
+}
+
+
+def column_help(column: str, method: str | None = None) -> str:
+    """The footer line for a verdict-table column: "95% CI · 95% confidence interval … · here:
+    paired t"."""
+    text = GLOSSARY.get(column, "")
+    if column in ("95% CI", "method") and method:
+        text += f" · here: {method}"
+    return f"{column} · {text}" if text else column
+
+
+# ---------------------------------------------------------------- diagnosis on screen
+
+
+def retrieval_summary(n_cases: int, mean_overlap: float | None, top_changed: int) -> str:
+    """ "retrieval: mean top-k overlap 93.8 pts · top chunk changed in 2 of 8 cases"."""
+    if n_cases == 0:
+        return "retrieval: no case has chunks in both runs"
+    return (
+        f"retrieval: mean top-k overlap {pts(mean_overlap)} pts · top chunk changed in "
+        f"{top_changed} of {_plural(n_cases, 'case')}"
+    )
+
+
+def claims_summary(lost: int, lost_gone: int, fixed: int, new: int, new_unsupported: int) -> str:
+    """ "claims: 1 became unsupported (1 with its chunk gone) · 1 fixed · 1 new (1 unsupported)"."""
+    return (
+        f"claims: {lost} became unsupported ({lost_gone} with the chunk gone) · {fixed} fixed"
+        f" · {new} new ({new_unsupported} unsupported)"
+    )
+
+
+def case_retrieval_text(
+    added: int, removed: int, moved: int, kept: int, k: int, overlap: float | None, top: bool | None
+) -> str:
+    """One case: "retrieval: 1 added · 1 removed · 2 moved · 0 kept · top-3 overlap 50 pts ·
+    top chunk changed"."""
+    out = f"retrieval: {added} added · {removed} removed · {moved} moved · {kept} kept"
+    if overlap is not None:
+        out += f" · top-{k} overlap {short_pts(overlap)} pts"
+    if top is not None:
+        out += " · top chunk changed" if top else " · same top chunk"
+    return out
+
+
+CLAIM_CHANGE_WORDS = {
+    "lost support": "became unsupported",
+    "fixed": "fixed",
+    "weakened": "weakened",
+    "strengthened": "strengthened",
+    "new": "new",
+    "dropped": "dropped",
+    "same": "same",
+}
+
+
+def claim_change_detail(
+    change: str,
+    verdict_a: str | None,
+    verdict_b: str | None,
+    chunks_a: tuple[str, ...],
+    chunk_gone: bool | None,
+) -> str:
+    """What happened to one claim, after its text: "A SUPPORTED via C1 · C1 left B's
+    retrieval"; "new in B, UNSUPPORTED"."""
+    if change == "new":
+        return f"new in B, {verdict_b or 'no verdict'}"
+    if change == "dropped":
+        return f"only in A ({verdict_a or 'no verdict'})"
+    cited = ", ".join(printable(c) for c in chunks_a)
+    out = f"{verdict_a or '?'} → {verdict_b or '?'}"
+    if change == "lost support":
+        if chunk_gone is True:
+            out += f" · its chunk {cited} left B's retrieval"
+        elif chunk_gone is False:
+            out += f" · its chunk {cited} is still retrieved"
+        else:
+            out += " · A cited no chunk B's diff knows"
+    return out
+
+
+def case_class_text(
+    klass: str, baseline: Iterable[float | None], value: float | None, threshold: float
+) -> str:
+    """ "newly broken · baseline runs 100 100 · candidate 0 · pass ≥ 50"."""
+    before = " ".join(short_pts(v) for v in baseline) or "none"
+    return f"{klass} · baseline runs {before} · candidate {short_pts(value)} · pass ≥ {short_pts(threshold)}"
+
+
+def class_filter_caption(klass: str | None, count: int | None = None) -> str:
+    if klass is None:
+        return "every class"
+    return klass if count is None else f"{klass} ({count})"

@@ -9,7 +9,7 @@ diagnosis_input.py.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -27,8 +27,9 @@ from ragtui.core.attribution import (
     fell,
     find_roles,
 )
-from ragtui.core.case_history import CaseClass, case_classes
+from ragtui.core.case_history import CaseClass, History, case_classes
 from ragtui.core.claim_diff import ClaimDiff, ClaimSummary, diff_claims, summarise_claims
+from ragtui.core.compare import Comparison
 from ragtui.core.costs import CostDelta, cost_deltas, run_costs
 from ragtui.core.diagnosis_input import PairedScores, paired_scores, require_metrics
 from ragtui.core.errors import RagtuiError
@@ -120,6 +121,8 @@ class Diagnosis:
     classes: Mapping[str, Mapping[str, int]]  # metric -> class -> cases (B against A's config)
     costs: tuple[CostDelta, ...]
     warnings: tuple[str, ...]
+    # every case's class (the screens list them; --json carries only the counts above)
+    history: History | None = field(default=None, repr=False, compare=False)
 
     @property
     def noise_rule(self) -> str:
@@ -227,10 +230,18 @@ def diagnose(
     roles: Mapping[str, str] | None = None,
     thresholds: Mapping[str, float] | None = None,
     cluster_field: str | None = None,
+    comparison: Comparison | None = None,
 ) -> Diagnosis:
+    """`comparison`: A vs B as the caller already computed it (the Compare screen), reused."""
     _check_min_drop(min_drop)
     paired = paired_scores(
-        store, a_ref, b_ref, margin=margin, seed=seed, cluster_field=cluster_field
+        store,
+        a_ref,
+        b_ref,
+        margin=margin,
+        seed=seed,
+        cluster_field=cluster_field,
+        comparison=comparison,
     )
     chosen = require_metrics(paired, metrics)
     found = find_roles(paired.metric_names(), roles)
@@ -280,6 +291,7 @@ def diagnose(
         classes=classes.counts(),
         costs=tuple(cost_deltas(cost_a, cost_b)),
         warnings=tuple([*paired.warnings, *found.notes, *classes.notes]),
+        history=classes,
     )
 
 

@@ -76,9 +76,17 @@ def paired_scores(
     margin: float = 0.05,
     seed: int = stats.DEFAULT_SEED,
     cluster_field: str | None = None,
+    comparison: Comparison | None = None,
 ) -> PairedScores:
-    """Every metric both runs scored (the stage rules need all of them, whatever is asked)."""
-    c = compare_runs(store, a_ref, b_ref, margin=margin, seed=seed, cluster_field=cluster_field)
+    """Every metric both runs scored (the stage rules need all of them, whatever is asked).
+    A screen that already holds the comparison of A and B passes it (`comparison`): the
+    verdicts are then not computed twice."""
+    if comparison is None:
+        c = compare_runs(store, a_ref, b_ref, margin=margin, seed=seed, cluster_field=cluster_field)
+    elif (store.resolve_run(a_ref), store.resolve_run(b_ref)) != (comparison.a, comparison.b):
+        raise RagtuiError(f"the comparison given is of {comparison.a} vs {comparison.b}")
+    else:
+        c = comparison
     names = [m.metric for m in c.metrics if m.n > 0]
     if not names:
         raise RagtuiError(

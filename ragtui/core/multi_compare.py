@@ -155,3 +155,23 @@ def compare_many(
         cells=tuple(cells),
         warnings=tuple(warnings),
     )
+
+
+def other_configs(store: Store, base: str, limit: int = MAX_CANDIDATES) -> list[str]:
+    """Candidates for "the base against every other config": the first run of each other
+    config of the base's dataset (compare_runs averages a config's reruns itself), oldest
+    first, re-judges left out (same answers, another judge: not another config)."""
+    base_id = store.resolve_run(base)
+    rows = store.runs().to_pylist()  # oldest first
+    me = next(r for r in rows if r["run_id"] == base_id)
+    seen = {me["config_key"]}
+    out = []
+    for r in rows:
+        same_data = (r["dataset_name"], r["dataset_version"]) == (
+            me["dataset_name"],
+            me["dataset_version"],
+        )
+        if same_data and r["kind"] != "rejudge" and r["config_key"] not in seen:
+            seen.add(r["config_key"])
+            out.append(r["run_id"])
+    return out[:limit]

@@ -84,8 +84,9 @@ class RetrievalDiff:
         }
 
 
-def _ordered(chunks: Sequence[Chunk]) -> list[Chunk]:
-    """By stated rank (position breaks ties and fills in a missing rank)."""
+def ordered(chunks: Sequence[Chunk]) -> list[Chunk]:
+    """By stated rank (position breaks ties and fills in a missing rank): the order in which
+    a diff lists one side's chunks (a screen showing them beside the marks uses it too)."""
     return [
         c
         for _, _, c in sorted(
@@ -119,7 +120,7 @@ def _keys(names: Iterable[str]) -> list[tuple[str, int]]:
 
 
 def diff_retrieval(case_id: str, a: Sequence[Chunk], b: Sequence[Chunk]) -> RetrievalDiff:
-    a, b = _ordered(a), _ordered(b)
+    a, b = ordered(a), ordered(b)
     na, nb = [normalise(c.text) for c in a], [normalise(c.text) for c in b]
     by_id = _ids_name_chunks(a, b, na, nb)
     keys_a = _keys([c.id for c in a] if by_id else na)

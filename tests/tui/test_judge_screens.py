@@ -20,7 +20,7 @@ from ragtui.tui.screens.compare import CompareScreen
 from ragtui.tui.screens.noise import NoiseScreen
 from ragtui.tui.screens.rejudge import RejudgeCaseScreen, RejudgeRunScreen
 from tests.fakejudge import FakeJudge, Reply
-from tests.tui.conftest import wait_ready
+from tests.tui.conftest import wait_ready, widget_text
 from tests.tui.history_b import WORST, screen_text, write_history
 
 PRECISION = json.dumps({"chunks": [{"chunk": i, "useful": i == 1} for i in (1, 2, 3)]})
@@ -107,7 +107,8 @@ async def test_rejudge_case_shows_old_and_new_verdicts(runs, fake, make_app) -> 
         await pilot.press("escape")
         await wait_ready(app, pilot)
         assert app.screen is case
-        assert "history · this case in 6 runs" in screen_text(app)  # the re-judge joined it
+        history = widget_text(case.query_one("#case-history"))  # below the fold at 40 rows
+        assert "history · this case in 6 runs" in history  # the re-judge joined it
 
 
 async def test_unreachable_judge_is_one_line_and_the_form_stays(tmp_path, make_app) -> None:

@@ -70,3 +70,55 @@ def test_case_120x40(snap_compare, make_app, runs) -> None:
 def test_case_80x24(snap_compare, make_app, runs) -> None:
     app, run_before = case_app(make_app, runs)
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+# ---------------------------------------------------------------- the diagnosis (history_diag)
+
+
+@pytest.fixture
+def diag(tmp_path: Path) -> Path:
+    from tests.tui.history_diag import write_history as write_diag
+
+    return write_diag(tmp_path / "diag")
+
+
+def test_compare_diagnosis_120x40(snap_compare, make_app, diag) -> None:
+    from ragtui.tui.widgets.metric_table import MetricTable
+    from tests.tui.history_diag import A, B
+
+    app = make_app(diag)
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await wait_ready(app, pilot)
+        app.open_compare(A, B)
+        await wait_ready(app, pilot)
+        app.screen.query_one(MetricTable).select_metric("faithfulness")
+        await wait_ready(app, pilot)
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+def test_case_diagnosis_120x40(snap_compare, make_app, diag) -> None:
+    from tests.tui.history_diag import A, B
+
+    app = make_app(diag)
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await wait_ready(app, pilot)
+        app.open_case(B, ["ret-01", "gen-03"], 0, other_run_id=A, metric="faithfulness")
+        await wait_ready(app, pilot)
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+def test_compare_many_100x30(snap_compare, make_app, diag) -> None:
+    from tests.tui.history_diag import A
+
+    app = make_app(diag)
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await wait_ready(app, pilot)
+        app.open_compare_many(A, ["cand-1", "alt-1", "alt-2"])
+        await wait_ready(app, pilot)
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)

@@ -1,71 +1,79 @@
-"""Case: one case of a run (and of the run it is compared with), its evidence and its history."""
+"""Case: one case of a run (and of the run it is compared with), its evidence, its diffs against
+A, its stage and class, and its history.
+
+Reading runs is DuckDB and file work, and diagnosis is statistics: both run in thread workers
+that post their results back as messages; a failure is a line on screen and a notification.
+With A and B, the figures are the comparison's (A's reruns' mean per case, each rerun beside
+it), so the Case screen shows the same A as Compare.
+"""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from typing import Any, ClassVar
+import threading
+from dataclasses import replace
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from ragtui.core.case_history import CaseClass, case_classes
+from ragtui.core.compare import Comparison
+from ragtui.core.diagnosis import CaseDiagnosis, diagnose_case
+from ragtui.core.diagnosis_input import PairedScores, paired_scores
 from ragtui.core.model import Case, Run
-from ragtui.format import printable, short_pts
+from ragtui.format import (
+    printable,
+)
+from ragtui.services import comparing
+from ragtui.tui.case_data import (
+    CaseData,
+    case_document,
+    case_figures,
+    load_case,
+    metrics_of,
+)
+from ragtui.tui.messages import RunsChanged
+from ragtui.tui.sharing import copy_markdown, page
+from ragtui.tui.widgets.case_diff import answer_texts, chunk_markings
+from ragtui.tui.widgets.case_panels import (
+    diagnosis_group,
+    history_text,
+    judge_text,
+    scores_table,
+    title_text,
+)
 from ragtui.tui.widgets.chunks_view import ChunksView
 from ragtui.tui.widgets.claims_view import ClaimsView
 from ragtui.tui.widgets.literal import join, lit
-
-SPARK = "▁▂▃▄▅▆▇█"
-
-
-@dataclass(frozen=True)
-class CaseData:
-    case_id: str
-    run: Run
-    case: Case | None
-    other_run: Run | None
-    other: Case | None
-    history: list[dict[str, Any]]
+from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine, changed_sides
 
 
-def load_case(store: Any, run_id: str, case_id: str, other_run_id: str | None) -> CaseData:
-    """Everything the screen shows for one case, read in a worker thread."""
-    other_run = None if other_run_id is None else store.run(other_run_id)
-    return CaseData(
-        case_id=case_id,
-        run=store.run(run_id),
-        case=store.case(run_id, case_id),
-        other_run=other_run,
-        other=None if other_run_id is None else store.case(other_run_id, case_id),
-        history=store.case_history(case_id).to_pylist(),
-    )
-
-
-def spark(values: list[float | None]) -> str:
-    return "".join("·" if v is None else SPARK[round(max(0.0, min(1.0, v)) * 7)] for v in values)
-
-
-def value_of(case: Case | None, metric: str) -> str:
-    if case is None:
-        return "absent"
-    if metric in case.errors:
-        return "error"
-    score = case.scores.get(metric)
-    return "—" if score is None else short_pts(score.value)
-
-
-class CaseScreen(Screen):
+class CaseScreen(Screen[None]):
     """`]`/`[` step through `case_ids`; with `other_run_id`, A (other) and B (run) side by side."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back"),
-        Binding("right_square_bracket", "step(1)", "Next case", key_display="]"),
-        Binding("left_square_bracket", "step(-1)", "Prev case", key_display="["),
+        Binding("escape", "back", "back", tooltip="Back to the list"),
+        Binding(
+            "right_square_bracket",
+            "step(1)",
+            "next",
+            key_display="]",
+            tooltip="Next case in the list",
+        ),
+        Binding(
+            "left_square_bracket",
+            "step(-1)",
+            "prev",
+            key_display="[",
+            tooltip="Previous case in the list",
+        ),
         Binding(
             "tab",
             "switch_side",
@@ -73,9 +81,55 @@ class CaseScreen(Screen):
             priority=True,
             tooltip="Show the claims and chunks of A or B",
         ),
-        Binding("m", "next_metric", "Metric", tooltip="Next metric: title, claims and judge reply"),
+        Binding("m", "next_metric", "metric", tooltip="Next metric: title, claims and judge reply"),
         Binding("R", "rejudge", "re-judge", tooltip="Re-judge this case with a configured judge"),
+        Binding("y", "copy", "copy", tooltip="Copy the case as Markdown (OSC 52: works over SSH)"),
+        Binding("o", "pager", "pager", tooltip="Open the case's full text in $PAGER"),
+        Binding(
+            REFRESH_KEY,
+            "refresh_runs",
+            "update",
+            tooltip="Read the runs again after they changed on disk",
+        ),
     ]
+
+    # Which side's claims and chunks are shown ("A" or "B"; "" with one run)
+    side: reactive[str] = reactive("", init=False)
+    metric: reactive[str | None] = reactive(None, init=False)
+    # the sides whose runs changed on disk since the figures were read ("A", "B")
+    stale: reactive[tuple[str, ...]] = reactive((), init=False, bindings=True)
+    data: var[CaseData | None] = var(None, always_update=True)
+    diagnosis: var[CaseDiagnosis | None] = var(None, always_update=True)
+
+    class Loaded(Message):
+        """A case was read (and its figures taken from the comparison)."""
+
+        def __init__(self, data: CaseData) -> None:
+            super().__init__()
+            self.data = data
+
+    class Diagnosed(Message):
+        """The case's diffs against A, its stage and its class were worked out."""
+
+        def __init__(
+            self, case_id: str, diagnosis: CaseDiagnosis | None, classes: tuple[CaseClass, ...]
+        ) -> None:
+            super().__init__()
+            self.case_id, self.diagnosis, self.classes = case_id, diagnosis, classes
+
+    class Failed(Message):
+        """A worker failed; `what` says which part ("case", "diagnosis")."""
+
+        def __init__(self, what: str, case_id: str, error: str) -> None:
+            super().__init__()
+            self.what, self.case_id, self.error = what, case_id, error
+
+    class SidesChecked(Message):
+        """The runs that changed on disk were matched against this screen's sides."""
+
+        def __init__(self, sides: list[str]) -> None:
+            super().__init__()
+            self.sides = sides
 
     def __init__(
         self,
@@ -84,18 +138,24 @@ class CaseScreen(Screen):
         index: int,
         other_run_id: str | None = None,
         metric: str | None = None,
+        comparison: Comparison | None = None,
     ) -> None:
         super().__init__()
         self.run_id, self.other_run_id = run_id, other_run_id
         self.case_ids = list(case_ids)
         self.index = max(0, min(index, len(self.case_ids) - 1))
-        self.metric = metric
-        self.side = "B" if other_run_id else ""  # whose claims and chunks are shown
-        self.data: CaseData | None = None
+        self.set_reactive(CaseScreen.metric, metric)
+        self.set_reactive(CaseScreen.side, "B" if other_run_id else "")
+        self.classes_of_case: tuple[CaseClass, ...] = ()
+        # A vs B, computed once per screen (or given by Compare); guarded: workers share them
+        self._comparison = comparison
+        self._paired: PairedScores | None = None
+        self._prepare = threading.Lock()
         self._focused_once = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="case-title", classes="screen-title", markup=False)
+        yield StaleLine(id="case-stale", markup=False)
         with VerticalScroll(id="case-body"):
             yield Static(id="case-question", markup=False)
             yield Static(id="case-reference", markup=False)
@@ -103,16 +163,18 @@ class CaseScreen(Screen):
                 if self.other_run_id:
                     yield Static(id="answer-a", classes="answer", markup=False)
                 yield Static(id="answer-b", classes="answer", markup=False)
+            yield Static(id="case-scores", markup=False)
             with Horizontal(id="case-evidence"):
                 yield ClaimsView(id="claims")
                 with Vertical(id="chunks-box"):
                     yield ChunksView(id="chunks")
-            yield Static(id="case-scores", markup=False)
+            yield Static(id="case-diagnosis", markup=False)
             yield Static(id="case-judge", markup=False)
             yield Static(id="case-history", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one(StaleLine).display = False
         if not self.case_ids:  # an empty list (a filter that matched nothing): nothing to show
             self.query_one("#case-title", Static).update(
                 Text("ragtui · Case  (no case in the list)")
@@ -124,33 +186,97 @@ class CaseScreen(Screen):
     def case_id(self) -> str:
         return self.case_ids[self.index]
 
-    # ------------------------------------------------------------ loading
+    @property
+    def comparison(self) -> Comparison | None:
+        return self._comparison
+
+    # ------------------------------------------------------------ workers
 
     def load(self) -> None:
         self.query_one("#case-body").loading = True
+        self.data, self.diagnosis, self.classes_of_case = None, None, ()
         self.fetch(self.case_id)
 
-    @work(thread=True, exclusive=True, group="case")
+    def _compared(self) -> Comparison:
+        """A vs B, computed on first use (in a worker thread) unless Compare gave it."""
+        assert self.other_run_id is not None
+        with self._prepare:
+            if self._comparison is None:
+                self._comparison = comparing.compare(
+                    self.app.workspace,  # type: ignore[attr-defined]
+                    self.other_run_id,
+                    self.run_id,
+                )
+            return self._comparison
+
+    def _paired_scores(self, c: Comparison) -> PairedScores:
+        """The per-case values the diagnosis reads, computed once per screen."""
+        with self._prepare:
+            if self._paired is None:
+                store = self.app.store  # type: ignore[attr-defined]
+                self._paired = paired_scores(
+                    store, c.a, c.b, margin=c.margin, seed=c.seed, comparison=c
+                )
+            return self._paired
+
+    @work(thread=True, exclusive=True, group="case", exit_on_error=False)
     def fetch(self, case_id: str) -> None:
+        """The case first (it shows at once), then its figures and diagnosis."""
+        store = self.app.store  # type: ignore[attr-defined]
         try:
-            data = load_case(self.app.store, self.run_id, case_id, self.other_run_id)  # type: ignore[attr-defined]
+            data = load_case(store, self.run_id, case_id, self.other_run_id, self._comparison)
         except Exception as err:  # a worker reports its failure; it never ends the app
-            self.app.call_from_thread(self._failed, str(err))
+            self.post_message(self.Failed("case", case_id, str(err)))
             return
-        self.app.call_from_thread(self._show, data)
+        self.post_message(self.Loaded(data))
+        try:
+            if self.other_run_id is None:
+                history = case_classes(store, self.run_id, case_ids={case_id})
+                self.post_message(self.Diagnosed(case_id, None, history.cases))
+                return
+            comparison = self._compared()
+            if not data.figures:
+                figures = case_figures(comparison, case_id)
+                self.post_message(self.Loaded(replace(data, figures=figures)))
+            if data.case is None or data.other is None:  # unpaired: nothing to diff, no error
+                self.post_message(self.Diagnosed(case_id, None, ()))
+                return
+            d = diagnose_case(
+                store,
+                comparison.a,
+                comparison.b,
+                case_id,
+                margin=comparison.margin,
+                paired=self._paired_scores(comparison),
+            )
+        except Exception as err:
+            self.post_message(self.Failed("diagnosis", case_id, str(err)))
+            return
+        self.post_message(self.Diagnosed(case_id, d, d.classes))
 
-    def _failed(self, message: str) -> None:
-        if self.is_attached:
-            self.query_one("#case-body").loading = False
-            self.notify(printable(message), severity="error", markup=False)
+    @work(thread=True, group="case-stale", exit_on_error=False)
+    def check_sides(self, changed: list[str], removed: list[str]) -> None:
+        sides = {"B" if self.other_run_id else "this run": self.run_id}
+        if self.other_run_id:
+            sides = {"A": self.other_run_id, **sides}
+        try:
+            hit = changed_sides(self.app.store, sides, changed, removed)  # type: ignore[attr-defined]
+        except Exception as err:
+            self.post_message(self.Failed("update check", self.case_id, str(err)))
+            return
+        self.post_message(self.SidesChecked(hit))
 
-    async def _show(self, data: CaseData) -> None:
-        if not self.is_attached or data.case_id != self.case_id:
+    # ------------------------------------------------------------ results (UI thread)
+
+    @on(Loaded)
+    async def _loaded(self, message: Loaded) -> None:
+        data = message.data
+        if not self.case_ids or data.case_id != self.case_id:
             return
         self.data = data
-        if self.metric is None or not self._metrics():
-            metrics = self._metrics()
-            self.metric = metrics[0] if metrics else None
+        metrics = metrics_of(data)
+        if self.metric is None or self.metric not in metrics:
+            self.set_reactive(CaseScreen.metric, metrics[0] if metrics else None)
         self.query_one("#case-body").loading = False
         main = data.case or data.other
         self.query_one("#case-question", Static).update(
@@ -160,20 +286,51 @@ class CaseScreen(Screen):
         self.query_one("#case-reference", Static).update(
             join(("Reference  ", "bold"), (ref, "") if ref else Text("(none)", style="dim"))
         )
-        for wid, run, case, side in self._sides():
-            box = self.query_one(wid, Static)
-            box.border_title = join(f"Answer {side} · ", (run.name, "")) if side else Text("Answer")
-            box.update(
-                lit(case.answer)
-                if case
-                else Text(f"not in run {printable(run.name)}", style="yellow")
-            )
+        self._show_answers()
         await self._show_evidence()
         self._show_scores()
+        self._show_diagnosis()
         self._refresh_title()
         if not self._focused_once:  # arrows walk the claims from the start
             self._focused_once = True
-            self.query_one(ClaimsView).focus()
+            self.query_one(ClaimsView).focus(scroll_visible=False)  # the question stays in view
+
+    @on(Diagnosed)
+    async def _diagnosed(self, message: Diagnosed) -> None:
+        if not self.case_ids or message.case_id != self.case_id:
+            return
+        self.diagnosis, self.classes_of_case = message.diagnosis, message.classes
+        self._show_answers()
+        await self._show_evidence()
+        self._show_scores()
+        self._show_diagnosis()
+
+    @on(Failed)
+    def _failed(self, message: Failed) -> None:
+        if not self.case_ids or message.case_id != self.case_id:
+            return
+        text = f"{message.what}: {message.error}"
+        if message.what == "case":
+            self.query_one("#case-body").loading = False
+        self.query_one("#case-diagnosis", Static).update(lit(text, "bold red"))
+        self.notify(printable(text), severity="error", markup=False)
+
+    def on_runs_changed(self, message: RunsChanged) -> None:
+        if self.case_ids:
+            self.check_sides(list(message.changed), list(message.removed))
+
+    @on(SidesChecked)
+    def _sides_checked(self, message: SidesChecked) -> None:
+        if not message.sides:
+            return
+        self.stale = tuple(dict.fromkeys([*self.stale, *message.sides]))
+        who = " and ".join(self.stale)
+        self.notify(f"{who} changed on disk: {REFRESH_KEY} updates the case", severity="warning")
+
+    def watch_stale(self, sides: tuple[str, ...]) -> None:
+        self.query_one(StaleLine).show_sides(list(sides))
+
+    # ------------------------------------------------------------ drawing
 
     def _sides(self) -> list[tuple[str, Run, Case | None, str]]:
         d = self.data
@@ -182,15 +339,25 @@ class CaseScreen(Screen):
             return [("#answer-b", d.run, d.case, "")]
         return [("#answer-a", d.other_run, d.other, "A"), ("#answer-b", d.run, d.case, "B")]
 
-    def _metrics(self) -> list[str]:
-        d = self.data
-        if d is None:
-            return []
-        names: dict[str, None] = {}
-        for c in (d.case, d.other):
-            if c is not None:
-                names.update(dict.fromkeys([*c.scores, *c.errors]))
-        return sorted(names)
+    def _show_answers(self) -> None:
+        diff = self.diagnosis.answer if self.diagnosis is not None else None
+        marked = answer_texts(diff) if diff is not None and not diff.identical else None
+        for wid, run, case, side in self._sides():
+            box = self.query_one(wid, Static)
+            box.border_title = join(f"Answer {side} · ", (run.name, "")) if side else Text("Answer")
+            box.border_subtitle = None
+            if case is None:
+                box.update(Text(f"not in run {printable(run.name)}", style="yellow"))
+                continue
+            if diff is not None:
+                box.border_subtitle = (
+                    "same answer"
+                    if diff.identical
+                    else f"−{diff.words_removed} words"
+                    if side == "A"
+                    else f"+{diff.words_added} words"
+                )
+            box.update(marked[0 if side == "A" else 1] if marked else lit(case.answer))
 
     def _side_case(self) -> tuple[Run, Case | None]:
         d = self.data
@@ -200,6 +367,9 @@ class CaseScreen(Screen):
         return d.run, d.case
 
     async def _show_evidence(self) -> None:
+        d = self.data
+        if d is None:
+            return
         run, case = self._side_case()
         side = f" of {self.side}" if self.side else ""
         claims = [] if case is None else [c for c in case.claims if c.metric == self.metric]
@@ -211,137 +381,111 @@ class CaseScreen(Screen):
         view.border_title = join(f"Claims{side} · ", (about, ""))
         box = self.query_one("#chunks-box")
         box.border_title = join(f"Chunks{side} · ", (run.name, ""))
-        await self.query_one(ChunksView).show(() if case is None else case.contexts)
+        chunks = self.query_one(ChunksView)
+        diag = self.diagnosis
+        if diag is not None and d.case is not None and d.other is not None and self.side:
+            mine, markings, ghosts = chunk_markings(
+                diag.retrieval, d.other.contexts, d.case.contexts, self.side
+            )
+            box.border_subtitle = "marks against A" if self.side == "B" else "marks: B against A"
+            await chunks.show(mine, markings, ghosts)
+        else:
+            box.border_subtitle = None
+            await chunks.show(() if case is None else case.contexts)
         view.show(claims)
 
     def _show_scores(self) -> None:
         d = self.data
         assert d is not None
-        lines: list[Text] = []
-        metrics = self._metrics()
-        pad = max((len(printable(m)) for m in metrics), default=0)
-        for m in metrics:
-            mark = "▶ " if m == self.metric else "  "
-            name = lit(m, "bold" if m == self.metric else "")
-            name.pad_right(pad - len(name))
-            line = join(mark, name, "  ")
-            for _, _run, case, side in self._sides():
-                line.append_text(join(f"{side} " if side else "", f"{value_of(case, m):>6}   "))
-            lines.append(line)
-        self.query_one("#case-scores", Static).update(
-            Text("\n").join(lines) or Text("no scores", style="dim")
-        )
+        table = scores_table(d, self.metric, self.classes_of_case, self.diagnosis)
+        self.query_one("#case-scores", Static).update(table)
         self._show_judge()
-        self._show_history()
+        self.query_one("#case-history", Static).update(history_text(d.history, self.metric))
+
+    def _show_diagnosis(self) -> None:
+        group = diagnosis_group(self.data, self.metric, self.classes_of_case, self.diagnosis)
+        self.query_one("#case-diagnosis", Static).update(group)
 
     def _show_judge(self) -> None:
         run, case = self._side_case()
-        m = self.metric or ""
-        out = join(("judge ", "bold"), (run.judge.model or "unknown", ""))
-        if run.judge.provider:
-            out.append_text(join(" (", (run.judge.provider, ""), ")"))
-        score = None if case is None else case.scores.get(m)
-        prompt = (score.prompt_hash if score else None) or run.judge.prompt_hash
-        out.append_text(join(" · prompt ", (prompt or "unknown", ""), " · ", (m, "bold")))
-        if case is not None and m in case.errors:
-            out.append_text(join("\n", ("error: ", "bold red"), (case.errors[m], "red")))
-        elif score is not None:
-            out.append_text(
-                join(
-                    f" {short_pts(score.value)}",
-                    (f" ({score.label})" if score.label else "", "bold"),
-                )
-            )
-            if score.raw is not None:
-                out.append_text(join(" · raw ", (json.dumps(score.raw, ensure_ascii=False), "")))
-            if score.reason:
-                out.append_text(join("\n", ("reason ", "bold"), (score.reason, "")))
-            if score.reply:
-                out.append_text(join("\n", ("reply  ", "bold"), (score.reply, "")))
-        self.query_one("#case-judge", Static).update(out)
-
-    def _show_history(self) -> None:
-        d = self.data
-        assert d is not None
-        by_metric: dict[str, list[dict[str, Any]]] = {}
-        for row in d.history:
-            by_metric.setdefault(row["metric"], []).append(row)
-        n_runs = len({r["run_id"] for r in d.history})
-        lines = [Text(f"history · this case in {n_runs} runs (oldest → newest)", style="bold")]
-        pad = max((len(printable(m)) for m in by_metric), default=0)
-        for m, rows in by_metric.items():
-            values = [r["value"] for r in rows]
-            tail = " ".join(short_pts(v) for v in values[-8:])
-            lines.append(
-                join(
-                    ("  ", ""),
-                    (m, "bold" if m == self.metric else ""),
-                    " " * (pad - len(printable(m)) + 2),
-                    (spark(values), "cyan"),
-                    f"  {tail}",
-                )
-            )
-        self.query_one("#case-history", Static).update(Text("\n").join(lines))
+        self.query_one("#case-judge", Static).update(judge_text(run, case, self.metric or ""))
 
     def _refresh_title(self) -> None:
-        d = self.data
-        m = self.metric or ""
-        parts: list[Text | str | tuple[object, str]] = [
-            ("ragtui · Case ", "bold"),
-            (self.case_id, "bold"),
-        ]
-        if d is not None and m:
-            parts += ["  ", (m, ""), " "]
-            if d.other_run is not None:
-                label = self._label(d.case, m)
-                parts += [
-                    f"A {value_of(d.other, m)} → B {value_of(d.case, m)}",
-                    (f" ({label})" if label else "", "bold"),
-                ]
-            else:
-                label = self._label(d.case, m)
-                parts += [value_of(d.case, m), (f" ({label})" if label else "", "bold")]
-        parts.append(f"  {self.index + 1} / {len(self.case_ids)} in list")
-        if self.side:
-            parts.append(Text(f"  showing {self.side}", style="dim"))
-        self.query_one("#case-title", Static).update(join(*parts))
-
-    @staticmethod
-    def _label(case: Case | None, metric: str) -> str | None:
-        score = None if case is None else case.scores.get(metric)
-        return None if score is None else score.label
+        title = title_text(self.case_id, self.data, self.metric, self.index, len(self.case_ids))
+        self.query_one("#case-title", Static).update(title)
 
     # ------------------------------------------------------------ events and actions
 
     @on(ClaimsView.Cited)
     def _cited(self, event: ClaimsView.Cited) -> None:
-        self.query_one(ChunksView).highlight(event.chunks)
+        self.query_one(ChunksView).highlight(event.chunks, follow=event.follow)
+
+    async def watch_side(self) -> None:
+        if self.data is None:
+            return
+        await self._show_evidence()
+        self._show_judge()
+        self._refresh_title()
+
+    async def watch_metric(self) -> None:
+        if self.data is None:
+            return
+        await self._show_evidence()
+        self._show_scores()
+        self._show_diagnosis()
+        self._refresh_title()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "refresh_runs":
+            return bool(self.stale)  # in the footer only when there is something to update
+        return True
 
     def action_step(self, delta: int) -> None:
         target = self.index + delta
+        if not self.case_ids:
+            return
         if not 0 <= target < len(self.case_ids):
             self.notify("first case in the list" if target < 0 else "last case in the list")
             return
         self.index = target
         self.load()
 
-    async def action_switch_side(self) -> None:
-        if not self.other_run_id or self.data is None:
-            return
-        self.side = "A" if self.side == "B" else "B"
-        await self._show_evidence()
-        self._show_judge()
-        self._refresh_title()
+    def action_switch_side(self) -> None:
+        if self.other_run_id and self.data is not None:
+            self.side = "A" if self.side == "B" else "B"
 
-    async def action_next_metric(self) -> None:
-        metrics = self._metrics()
-        if not metrics or self.data is None:
+    def action_next_metric(self) -> None:
+        metrics = [] if self.data is None else metrics_of(self.data)
+        if metrics:
+            i = metrics.index(self.metric) if self.metric in metrics else -1
+            self.metric = metrics[(i + 1) % len(metrics)]
+
+    def action_refresh_runs(self) -> None:
+        """Read the runs again: the comparison, the paired scores and this case."""
+        self.stale = ()
+        with self._prepare:
+            self._comparison, self._paired = None, None
+        if self.case_ids:
+            self.load()
+
+    def _document(self) -> str | None:
+        if self.data is None:
+            self.notify("the case is still loading", severity="warning")
+            return None
+        return case_document(self.data, self.diagnosis)
+
+    def action_copy(self) -> None:
+        text = self._document()
+        if text is not None:
+            copy_markdown(self.app, text, f"case {printable(self.case_id)}")
+
+    def action_pager(self) -> None:
+        if self.data is None:
+            self.notify("the case is still loading", severity="warning")
             return
-        i = metrics.index(self.metric) if self.metric in metrics else -1
-        self.metric = metrics[(i + 1) % len(metrics)]
-        await self._show_evidence()
-        self._show_scores()
-        self._refresh_title()
+        error = page(self.app, case_document(self.data, self.diagnosis, markdown=False))
+        if error is not None:
+            self.notify(error, severity="error")
 
     def action_rejudge(self) -> None:
         """Re-judge this case of the run on the shown side; the history then includes it."""

@@ -22,6 +22,7 @@ SCREENS = (
     ("Trends", "ragtui.tui.screens.trends", "TrendsScreen"),
     ("Compare A vs B", "ragtui.tui.screens.compare", "CompareScreen"),
     ("Case", "ragtui.tui.screens.case", "CaseScreen"),
+    ("Compare many", "ragtui.tui.screens.compare_many", "CompareManyScreen"),
     ("Re-judge a case", "ragtui.tui.screens.rejudge", "RejudgeCaseScreen"),
     ("Re-judge a run", "ragtui.tui.screens.rejudge", "RejudgeRunScreen"),
     ("Noise check", "ragtui.tui.screens.noise", "NoiseScreen"),

@@ -34,12 +34,17 @@ class ClaimsView(OptionList):
     """One option per claim; the highlighted claim's chunks are announced with `Cited`."""
 
     class Cited(Message):
-        """The highlighted claim changed; `chunks` are the ids it cites (may be empty)."""
+        """The highlighted claim changed; `chunks` are the ids it cites (may be empty).
+        `follow`: the user moved the highlight, so the cited chunk may be scrolled to (not when
+        the claims were just shown: the screen keeps its place)."""
 
-        def __init__(self, claims_view: ClaimsView, chunks: tuple[str, ...]) -> None:
+        def __init__(
+            self, claims_view: ClaimsView, chunks: tuple[str, ...], follow: bool = True
+        ) -> None:
             super().__init__()
             self.claims_view = claims_view
             self.chunks = chunks
+            self.follow = follow
 
         @property
         def control(self) -> ClaimsView:
@@ -48,6 +53,7 @@ class ClaimsView(OptionList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, markup=False)
         self.claims: list[Claim] = []
+        self._shown = False  # the next highlight comes from show(), not from the user
 
     def show(self, claims: Sequence[Claim]) -> None:
         self.claims = list(claims)
@@ -56,12 +62,15 @@ class ClaimsView(OptionList):
             self.add_option(
                 Option(Text("no claims recorded for this metric", style="dim"), disabled=True)
             )
-            self.post_message(self.Cited(self, ()))
+            self.post_message(self.Cited(self, (), follow=False))
             return
         self.add_options(Option(claim_text(c)) for c in self.claims)
+        self._shown = True
         self.highlighted = 0
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
+        follow, self._shown = not self._shown, False
         if 0 <= event.option_index < len(self.claims):
-            self.post_message(self.Cited(self, self.claims[event.option_index].chunks))
+            chunks = self.claims[event.option_index].chunks
+            self.post_message(self.Cited(self, chunks, follow=follow))

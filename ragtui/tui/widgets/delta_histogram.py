@@ -27,7 +27,6 @@ def bin_counts(deltas: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
 class DeltaHistogram(Widget):
     """Δ per case for one metric: red bars lost points, green gained, grey unchanged."""
 
-    DEFAULT_CSS = "DeltaHistogram { height: 10; width: 34; }"
     metric: reactive[str] = reactive("", layout=False)
 
     def __init__(self, *, id: str | None = None) -> None:

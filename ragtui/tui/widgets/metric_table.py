@@ -7,11 +7,15 @@ sentences come from `ragtui.format`; styles come from the verdict enum, never fr
 
 from __future__ import annotations
 
+import pyarrow as pa
 from rich.text import Text
+from textual import events, on
+from textual.message import Message
 from textual.widgets import DataTable
 
 from ragtui import format as fmt
 from ragtui.core.compare import Agreement, Comparison, MetricResult
+from ragtui.core.diagnosis import Diagnosis
 from ragtui.core.verdict import LowAgreement, Note, RerunIdentical, RerunRule, Verdict
 from ragtui.format import interval, p_value, pts, signed_pts
 from ragtui.tui.widgets.literal import join, lit
@@ -31,7 +35,7 @@ COLUMNS = (
     "why",
 )
 
-_STYLES = {
+STYLES = {
     Verdict.IMPROVED: "bold green",
     Verdict.REGRESSED: "bold red",
     Verdict.INCONCLUSIVE: "yellow",
@@ -43,7 +47,7 @@ _STYLES = {
 
 
 def verdict_style(r: MetricResult) -> str:
-    return _STYLES.get(r.verdict, "")
+    return STYLES.get(r.verdict, "")
 
 
 def verdict_text(r: MetricResult) -> Text:
@@ -52,28 +56,65 @@ def verdict_text(r: MetricResult) -> Text:
 
 
 class MetricTable(DataTable):
-    """One row per metric; the highlighted row is the metric the rest of the screen shows."""
+    """One row per metric; the cursor's row is the metric the rest of the screen shows, its
+    column the figure whose meaning the screen explains (a cell cursor: the column header it
+    is under is highlighted, and hovering a header shows the same sentence as a tooltip)."""
 
-    DEFAULT_CSS = "MetricTable { height: auto; max-height: 12; }"
+    class MetricHighlighted(Message):
+        """The cursor moved to another metric's row."""
+
+        def __init__(self, table: MetricTable, metric: str) -> None:
+            super().__init__()
+            self.table, self.metric = table, metric
+
+        @property
+        def control(self) -> MetricTable:
+            return self.table
+
+    class ColumnHighlighted(Message):
+        """The cursor moved to another column; `help` is the column's one-line description."""
+
+        def __init__(self, table: MetricTable, column: str, help: str) -> None:
+            super().__init__()
+            self.table, self.column, self.help = table, column, help
+
+        @property
+        def control(self) -> MetricTable:
+            return self.table
+
+    class MetricSelected(Message):
+        """enter (or a click on the cursor's cell) on a metric's row."""
+
+        def __init__(self, table: MetricTable, metric: str) -> None:
+            super().__init__()
+            self.table, self.metric = table, metric
+
+        @property
+        def control(self) -> MetricTable:
+            return self.table
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id, cursor_type="cell", zebra_stripes=False)
         self.metric_names: list[str] = []
+        self.comparison: Comparison | None = None
+        self._at: tuple[int, int] = (-1, -1)  # the (row, column) last announced
 
     def on_mount(self) -> None:
         for name in COLUMNS:
             left = name in ("metric", "verdict", "method", "why")
-            self.add_column(Text(name, justify="left" if left else "right"))
+            self.add_column(Text(name, justify="left" if left else "right"), key=name)
 
     def show(self, comparison: Comparison) -> None:
         self.clear()
+        self.comparison = comparison
+        self._at = (-1, -1)
         self.metric_names = [r.metric for r in comparison.metrics]
         for r in comparison.metrics:
             shown = signed_pts(r.delta)
             delta_style = "green" if shown[0] == "+" else "red" if shown[0] == "-" else ""
             errors = fmt.errors_pair(r)
             self.add_row(
-                lit(r.metric),
+                self._metric_cell(r.metric, False),
                 verdict_text(r),
                 Text(pts(r.mean_a), justify="right"),
                 Text(pts(r.mean_b), justify="right"),
@@ -87,6 +128,11 @@ class MetricTable(DataTable):
                 lit(fmt.verdict_reason(r, comparison.margin), verdict_style(r)),
                 key=r.metric,
             )
+
+    @staticmethod
+    def _metric_cell(metric: str, current: bool) -> Text:
+        """The metric cell; the current metric is marked, since a cell cursor lights one cell."""
+        return join(("▶ " if current else "  ", "bold"), (metric, "bold" if current else ""))
 
     def select_metric(self, metric: str) -> None:
         if metric in self.metric_names:
@@ -107,6 +153,53 @@ class MetricTable(DataTable):
         if not self.metric_names:
             return None
         return self.metric_names[min(self.cursor_row, len(self.metric_names) - 1)]
+
+    @property
+    def current_column(self) -> str:
+        return COLUMNS[min(max(self.cursor_column, 0), len(COLUMNS) - 1)]
+
+    def column_help(self, column: str | None = None) -> str:
+        """The sentence that explains a column (the cursor's by default); the CI and method
+        columns also name the current metric's method."""
+        column = column or self.current_column
+        r = (
+            None
+            if self.comparison is None or self.current is None
+            else self.comparison.metric(self.current)
+        )
+        return fmt.column_help(column, fmt.method_name(r) if r is not None else None)
+
+    @on(DataTable.CellHighlighted)
+    def _cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
+        event.stop()
+        row, column = event.coordinate.row, event.coordinate.column
+        old_row, old_column = self._at
+        self._at = (row, column)
+        if row != old_row and 0 <= row < len(self.metric_names):
+            if 0 <= old_row < len(self.metric_names):
+                self.update_cell_at(
+                    (old_row, 0), self._metric_cell(self.metric_names[old_row], False)
+                )
+            self.update_cell_at((row, 0), self._metric_cell(self.metric_names[row], True))
+            self.post_message(self.MetricHighlighted(self, self.metric_names[row]))
+        if (row, column) != (old_row, old_column):
+            name = COLUMNS[column]
+            self.post_message(self.ColumnHighlighted(self, name, self.column_help(name)))
+
+    @on(DataTable.CellSelected)
+    def _cell_selected(self, event: DataTable.CellSelected) -> None:
+        event.stop()
+        if self.current is not None:
+            self.post_message(self.MetricSelected(self, self.current))
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        """Hovering a column header shows what the column means."""
+        meta = event.style.meta if event.style else {}
+        column = meta.get("column")
+        if meta.get("row") == -1 and isinstance(column, int) and 0 <= column < len(COLUMNS):
+            self.tooltip = self.column_help(COLUMNS[column])
+        else:
+            self.tooltip = None
 
 
 def rule_lines(c: Comparison, r: MetricResult | None) -> list[Text]:
@@ -182,3 +275,62 @@ def _about(note: Note, metric: str | None) -> bool:
     if isinstance(note, RerunIdentical):
         return not note.metrics or metric in note.metrics
     return getattr(note, "metric", None) in (None, metric)
+
+
+def diagnosis_lines(d: Diagnosis, metric: str) -> Text:
+    """The selected metric's stage line first, then the retrieval and claim summaries, the
+    classes, then the other metrics' stage lines (a short screen shows the first two)."""
+    by_metric = {m.metric: m for m in d.metrics}
+    lines: list[Text] = []
+
+    def stage_line(name: str, bold: bool) -> None:
+        m = by_metric.get(name)
+        if m is not None:
+            line = fmt.attribution_line(m.metric, m.delta, len(m.cases), m.by_stage())
+            lines.append(lit(line, "bold" if bold else ""))
+
+    stage_line(metric, True)
+    r, c = d.retrieval, d.claims
+    lines.append(lit(fmt.retrieval_summary(r.n_cases, r.mean_overlap, r.top_changed)))
+    lines.append(
+        lit(
+            fmt.claims_summary(
+                c.lost_support, c.lost_support_chunk_gone, c.fixed, c.new, c.new_unsupported
+            )
+        )
+    )
+    if metric in d.classes:
+        lines.append(lit("classes · " + fmt.classes_line(metric, dict(d.classes[metric]))))
+    for name in by_metric:
+        if name != metric:
+            stage_line(name, False)
+    return Text("\n").join(lines)
+
+
+def metrics_table(c: Comparison) -> pa.Table:
+    """The verdict table as exported: figures as fractions (as --json), words beside them."""
+    rows = []
+    for m in c.metrics:
+        rows.append(
+            {
+                "a": c.a,
+                "b": c.b,
+                "metric": m.metric,
+                "verdict": fmt.verdict_label(m),
+                "n": m.n,
+                "mean_a": m.mean_a,
+                "mean_b": m.mean_b,
+                "delta": m.delta,
+                "ci_low": m.ci_low,
+                "ci_high": m.ci_high,
+                "method": fmt.method_name(m),
+                "p": m.p,
+                "p_adj": m.p_adj,
+                "noise_floor": m.noise_floor,
+                "mde": m.mde,
+                "errors_a": m.errors_a + m.parse_failures_a,
+                "errors_b": m.errors_b + m.parse_failures_b,
+                "why": fmt.verdict_reason(m, c.margin),
+            }
+        )
+    return pa.Table.from_pylist(rows)

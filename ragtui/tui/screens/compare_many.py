@@ -1,0 +1,348 @@
+"""Compare many: several candidates against one baseline in one table (candidate × metric, each
+with Δ, CI, Holm-adjusted p over every test of the table, and verdict), sortable.
+
+`s` cycles the order (or click a header), `m` shows one metric (a ranking of the candidates),
+enter opens the highlighted pair on Compare. The statistics run in a thread worker.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import pyarrow as pa
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.reactive import reactive, var
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from ragtui.core.multi_compare import Cell, MultiComparison
+from ragtui.core.verdict import Verdict
+from ragtui.format import GLOSSARY, interval, p_value, printable, pts, signed_pts
+from ragtui.services import comparing
+from ragtui.tui.messages import RunsChanged
+from ragtui.tui.sharing import copy_markdown, export
+from ragtui.tui.widgets.literal import join, lit
+from ragtui.tui.widgets.metric_table import STYLES
+from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine, changed_sides
+
+COLUMNS = ("candidate", "metric", "N", "A", "B", "Δ pts", "95% CI", "p adj", "verdict")
+# the orders `s` cycles through: (name, sort key over a cell and its candidate's position)
+SORTS = ("as given", "Δ, worst first", "Δ, best first", "p adj", "verdict")
+_BY_HEADER = {"candidate": "as given", "metric": "as given", "p adj": "p adj", "verdict": "verdict"}
+_VERDICT_ORDER = {v.value: i for i, v in enumerate(Verdict)}
+
+
+def sorted_cells(m: MultiComparison, order: str, metric: str | None) -> list[Cell]:
+    """The table's rows: every cell (or one metric's), in the order asked; cells without a Δ
+    or p stay last whatever the order."""
+    position = {c: i for i, c in enumerate(m.candidates)}
+    metrics = {name: i for i, name in enumerate(m.metrics)}
+    cells = [c for c in m.cells if metric is None or c.metric == metric]
+
+    def given(c: Cell) -> tuple[int, int]:
+        return position[c.candidate], metrics[c.metric]
+
+    if order == "Δ, worst first":
+        return sorted(cells, key=lambda c: (c.delta is None, c.delta or 0.0, given(c)))
+    if order == "Δ, best first":
+        return sorted(cells, key=lambda c: (c.delta is None, -(c.delta or 0.0), given(c)))
+    if order == "p adj":
+        return sorted(cells, key=lambda c: (c.p_adj is None, c.p_adj or 0.0, given(c)))
+    if order == "verdict":
+        return sorted(cells, key=lambda c: (_VERDICT_ORDER.get(c.verdict, 99), given(c)))
+    return sorted(cells, key=given)
+
+
+def cells_table(m: MultiComparison) -> pa.Table:
+    """Every cell as exported: fractions (as --json), the candidate's name beside its id."""
+    names = dict(zip(m.candidates, m.names, strict=True))
+    return pa.Table.from_pylist(
+        [
+            {"base": m.base, "candidate": c.candidate, "name": names[c.candidate]} | c.__dict__
+            for c in m.cells
+        ]
+    )
+
+
+def grouped_warnings(m: MultiComparison) -> list[str]:
+    """Each warning once, with the candidates it is about ("every candidate" when all): a note
+    about the base's own reruns would otherwise repeat for every candidate."""
+    names = dict(zip(m.candidates, m.names, strict=True))
+    by_text: dict[str, list[str]] = {}
+    for w in m.warnings:
+        candidate, sep, text = w.partition(": ")
+        if not sep or candidate not in names:
+            candidate, text = "", w
+        by_text.setdefault(text, []).append(candidate)
+    out = []
+    for text, who in by_text.items():
+        who = list(dict.fromkeys(c for c in who if c))
+        if not who:
+            out.append(text)
+        elif len(who) == len(m.candidates) > 1:
+            out.append(f"every candidate: {text}")
+        else:
+            out.append(f"{', '.join(names[c] for c in who)}: {text}")
+    return out
+
+
+def markdown_table(m: MultiComparison, cells: list[Cell]) -> str:
+    from ragtui.services.report import md
+
+    names = dict(zip(m.candidates, m.names, strict=True))
+    tests = sum(c.p is not None for c in m.cells)
+    out = [
+        f"# ragtui: {md(m.base_name)} against {len(m.candidates)} candidates",
+        "",
+        f"Base `{md(m.base)}` · Holm over all {tests} tests · margin ±{m.margin * 100:g} points"
+        f" · seed {m.seed} · figures in points",
+        "",
+        "| candidate | metric | N | A | B | Δ pts | 95% CI | p adj | verdict |",
+        "|---|---|--:|--:|--:|--:|--:|--:|---|",
+    ]
+    for c in cells:
+        out.append(
+            f"| {md(names[c.candidate])} (`{md(c.candidate)}`) | {md(c.metric)} | {c.n} | "
+            f"{pts(c.mean_a)} | {pts(c.mean_b)} | {signed_pts(c.delta)} | "
+            f"{interval(c.ci_low, c.ci_high)} | {p_value(c.p_adj)} | **{md(c.verdict)}** |"
+        )
+    if m.warnings:
+        out += ["", *(f"- {md(w)}" for w in grouped_warnings(m))]
+    return "\n".join(out) + "\n"
+
+
+class CompareManyScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "back", tooltip="Back"),
+        Binding(
+            "enter",
+            "open_pair",
+            "compare pair",
+            priority=True,
+            tooltip="Open the highlighted candidate against the base on Compare",
+        ),
+        Binding("s", "next_sort", "sort", tooltip="Next order: Δ worst/best first, p adj, verdict"),
+        Binding("m", "next_metric", "metric", tooltip="One metric (a ranking), or all"),
+        Binding("y", "copy", "copy", tooltip="Copy the table as Markdown (OSC 52)"),
+        Binding("e", "export", "export", tooltip="Export the table: CSV, JSON, Parquet"),
+        Binding(REFRESH_KEY, "refresh_runs", "update", tooltip="Compare again after changes"),
+    ]
+
+    order: reactive[str] = reactive(SORTS[0], init=False)
+    metric: reactive[str | None] = reactive(None, init=False)
+    stale: reactive[tuple[str, ...]] = reactive((), init=False, bindings=True)
+    result: var[MultiComparison | None] = var(None, always_update=True)
+
+    class Compared(Message):
+        def __init__(self, result: MultiComparison) -> None:
+            super().__init__()
+            self.result = result
+
+    class Failed(Message):
+        def __init__(self, what: str, error: str) -> None:
+            super().__init__()
+            self.what, self.error = what, error
+
+    class SidesChecked(Message):
+        def __init__(self, sides: list[str]) -> None:
+            super().__init__()
+            self.sides = sides
+
+    def __init__(self, base: str, candidates: list[str]) -> None:
+        super().__init__()
+        self.base, self.candidates = base, list(candidates)
+        self.rows: list[Cell] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="many-title", classes="screen-title", markup=False)
+        yield StaleLine(id="many-stale", markup=False)
+        with Vertical(id="many-body"):
+            yield Static(id="many-caption", markup=False)
+            yield DataTable(id="many-table", cursor_type="row", zebra_stripes=True)
+            yield Static(id="many-notes", markup=False)
+        yield Footer()
+
+    def _title(self, m: MultiComparison | None = None) -> Text:
+        base = self.base if m is None else m.base_name
+        n = len(self.candidates)
+        tests = (
+            "" if m is None else f" · Holm over all {sum(c.p is not None for c in m.cells)} tests"
+        )
+        return join(
+            ("ragtui · Compare many  ", "bold"),
+            "base ",
+            (base, "bold"),
+            f"  vs  {n} candidate{'s' if n != 1 else ''}{tests}",
+        )
+
+    def on_mount(self) -> None:
+        self.query_one(StaleLine).display = False
+        table = self.query_one("#many-table", DataTable)
+        for name in COLUMNS:
+            left = name in ("candidate", "metric", "verdict")
+            table.add_column(Text(name, justify="left" if left else "right"), key=name)
+        self.query_one("#many-body").loading = True
+        self.compute()
+
+    # ------------------------------------------------------------ workers
+
+    @work(thread=True, exclusive=True, group="many", exit_on_error=False)
+    def compute(self) -> None:
+        workspace = self.app.workspace  # type: ignore[attr-defined]
+        try:
+            result = comparing.compare_several(workspace, self.base, self.candidates)
+        except Exception as err:  # a worker reports its failure; it never ends the app
+            self.post_message(self.Failed("compare many", str(err)))
+            return
+        self.post_message(self.Compared(result))
+
+    @work(thread=True, group="many-stale", exit_on_error=False)
+    def check_sides(self, changed: list[str], removed: list[str]) -> None:
+        sides = {"the base": self.base} | {f"candidate {c}": c for c in self.candidates}
+        try:
+            hit = changed_sides(self.app.store, sides, changed, removed)  # type: ignore[attr-defined]
+        except Exception as err:
+            self.post_message(self.Failed("update check", str(err)))
+            return
+        self.post_message(self.SidesChecked(hit))
+
+    # ------------------------------------------------------------ results
+
+    @on(Compared)
+    def _compared(self, message: Compared) -> None:
+        self.result = message.result
+        self.query_one("#many-body").loading = False
+        self.query_one("#many-title", Static).update(self._title(message.result))
+        m = message.result
+        notes = [
+            lit(
+                f"each cell: the candidate against the base on one metric; p adj is Holm over "
+                f"every test of the table · margin ±{m.margin * 100:g} points · seed {m.seed}",
+                "dim",
+            ),
+            *(lit(f"! {w}", "yellow") for w in grouped_warnings(m)),
+        ]
+        self.query_one("#many-notes", Static).update(Text("\n").join(notes))
+        self._fill()
+        self.query_one("#many-table", DataTable).focus()
+
+    @on(Failed)
+    def _failed(self, message: Failed) -> None:
+        text = f"{message.what}: {message.error}"
+        self.query_one("#many-body").loading = False
+        self.query_one("#many-notes", Static).update(lit(text, "bold red"))
+        self.notify(printable(text), severity="error", markup=False)
+
+    def on_runs_changed(self, message: RunsChanged) -> None:
+        self.check_sides(list(message.changed), list(message.removed))
+
+    @on(SidesChecked)
+    def _sides_checked(self, message: SidesChecked) -> None:
+        if message.sides:
+            self.stale = tuple(dict.fromkeys([*self.stale, *message.sides]))
+            self.notify(
+                f"{' and '.join(self.stale)} changed on disk: {REFRESH_KEY} compares again",
+                severity="warning",
+            )
+
+    def watch_stale(self, sides: tuple[str, ...]) -> None:
+        self.query_one(StaleLine).show_sides(list(sides))
+
+    def watch_order(self) -> None:
+        self._fill()
+
+    def watch_metric(self) -> None:
+        self._fill()
+
+    def _fill(self) -> None:
+        m = self.result
+        if m is None:
+            return
+        table = self.query_one("#many-table", DataTable)
+        names = dict(zip(m.candidates, m.names, strict=True))
+        table.clear()
+        self.rows = sorted_cells(m, self.order, self.metric)
+        for c in self.rows:
+            style = STYLES.get(Verdict(c.verdict), "") if c.verdict in _VERDICT_ORDER else ""
+            shown = signed_pts(c.delta)
+            table.add_row(
+                lit(names[c.candidate]),
+                lit(c.metric),
+                Text(str(c.n), justify="right"),
+                Text(pts(c.mean_a), justify="right"),
+                Text(pts(c.mean_b), justify="right"),
+                Text(
+                    shown,
+                    justify="right",
+                    style="green" if shown[0] == "+" else "red" if shown[0] == "-" else "",
+                ),
+                Text(interval(c.ci_low, c.ci_high), justify="right"),
+                Text(p_value(c.p_adj), justify="right"),
+                Text(c.verdict, style=style),
+            )
+        caption = join(
+            ("order: ", "bold"),
+            self.order,
+            ("  ·  metric: ", "bold"),
+            (self.metric, "") if self.metric else "all",
+            Text(
+                "  ·  s sort (or click a header) · m metric · enter opens the pair",
+                style="dim",
+            ),
+        )
+        self.query_one("#many-caption", Static).update(caption)
+
+    # ------------------------------------------------------------ actions
+
+    @on(DataTable.HeaderSelected, "#many-table")
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        name = COLUMNS[event.column_index]
+        if name == "Δ pts":
+            self.order = "Δ, worst first" if self.order != "Δ, worst first" else "Δ, best first"
+        else:
+            self.order = _BY_HEADER.get(name, self.order)
+        self.notify(f"{name}: {GLOSSARY.get(name, '')}", timeout=4)
+
+    def action_next_sort(self) -> None:
+        self.order = SORTS[(SORTS.index(self.order) + 1) % len(SORTS)]
+
+    def action_next_metric(self) -> None:
+        m = self.result
+        if m is None:
+            return
+        order: list[str | None] = [None, *m.metrics]
+        self.metric = order[(order.index(self.metric) + 1) % len(order)]
+
+    def action_open_pair(self) -> None:
+        table = self.query_one("#many-table", DataTable)
+        if self.result is None or not self.rows:
+            return
+        cell = self.rows[min(max(table.cursor_row, 0), len(self.rows) - 1)]
+        self.app.open_compare(self.result.base, cell.candidate)  # type: ignore[attr-defined]
+
+    def action_copy(self) -> None:
+        if self.result is not None:
+            copy_markdown(self.app, markdown_table(self.result, self.rows), "the table")
+
+    def action_export(self) -> None:
+        m = self.result
+        if m is not None:
+            export(self, "the candidates table", "ragtui-candidates", lambda: cells_table(m))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "refresh_runs":
+            return bool(self.stale)
+        return True
+
+    def action_refresh_runs(self) -> None:
+        self.stale = ()
+        self.query_one("#many-body").loading = True
+        self.compute()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,58 @@
+"""The line an open Compare or Case shows when its runs changed on disk: "A changed on disk:
+u updates". Which side changed is worked out from the store (a rerun of A that appears changes
+A's figures too), so it is asked in a thread worker, never on the UI thread."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ragtui.core.store import Store
+
+REFRESH_KEY = "u"
+
+
+def changed_sides(
+    store: Store,
+    sides: Mapping[str, str | None],
+    changed: Collection[str],
+    removed: Collection[str],
+) -> list[str]:
+    """The sides ("A", "B", ...) whose run, or a rerun of it, was changed, added or removed.
+    A side's reruns are those of its config now; a removed run is matched by id alone."""
+    touched = set(changed) | set(removed)
+    out = []
+    for side, run_id in sides.items():
+        if run_id is None:
+            continue
+        if run_id in touched:
+            out.append(side)
+            continue
+        try:
+            family = set(store.reruns(run_id))
+        except Exception:  # the run itself is gone from the index: that is a change
+            out.append(side)
+            continue
+        if family & touched:
+            out.append(side)
+    return out
+
+
+def stale_text(sides: list[str]) -> Text:
+    who = " and ".join(sides) if sides else "the runs"
+    return Text.assemble(
+        (f"{who} changed on disk", "bold yellow"),
+        (": ", "yellow"),
+        (REFRESH_KEY, "bold"),
+        (" updates the figures", "yellow"),
+    )
+
+
+class StaleLine(Static):
+    """Hidden until the runs change; then one line naming the side and the key."""
+
+    def show_sides(self, sides: list[str]) -> None:
+        self.update(stale_text(sides))
+        self.display = bool(sides)

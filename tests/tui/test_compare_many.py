@@ -1,0 +1,139 @@
+"""Compare many: from Compare (`v`), the base against every other config in one table; Δ by
+hand (history_diag.py), p adj = Holm over every test of the table (checked against a Holm
+worked here on the pairs' own p-values), sortable, each row opening its pair."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from textual.widgets import DataTable, Input
+
+from ragtui.core.compare import compare_runs
+from ragtui.format import p_value
+from ragtui.tui.screens.compare import CompareScreen
+from ragtui.tui.screens.compare_many import CompareManyScreen
+from tests.tui.conftest import wait_ready, widget_text
+from tests.tui.history_b import screen_text
+from tests.tui.history_diag import A, B, write_history
+
+CANDIDATES = [B, "alt-1", "alt-2"]
+NAMES = {B: "retriever-v2", "alt-1": "all-supported", "alt-2": "base-again"}
+# faithfulness Δ by hand: A per case is the mean of its two reruns (1,1,1,0,.5,1,0,1)
+FAITH_A = [1, 1, 1, 0, 0.5, 1, 0, 1]
+FAITH = {
+    B: [0, 0, 0.5, 1, 1, 1, 0, 1],
+    "alt-1": [1] * 8,
+    "alt-2": [1, 1, 1, 0, 1, 1, 0, 1],  # A's first rerun
+}
+
+
+def delta(candidate: str) -> float:
+    return sum(b - a for a, b in zip(FAITH_A, FAITH[candidate], strict=True)) / 8
+
+
+def holm(ps: list[float]) -> list[float]:
+    """Holm's step-down adjustment, written out here."""
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out = [0.0] * len(ps)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, (len(ps) - rank) * ps[i])
+        out[i] = min(1.0, running)
+    return out
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    return write_history(tmp_path / "runs")
+
+
+def rows(screen: CompareManyScreen) -> list[list[str]]:
+    table = screen.query_one("#many-table", DataTable)
+    return [[str(v) for v in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def open_many(app, pilot) -> CompareManyScreen:  # type: ignore[no-untyped-def]
+    await wait_ready(app, pilot)
+    app.open_compare(A, B)
+    await wait_ready(app, pilot)
+    await pilot.press("v")  # A against every other config of its dataset
+    await wait_ready(app, pilot)
+    screen = app.screen
+    assert isinstance(screen, CompareManyScreen)
+    return screen
+
+
+async def test_v_on_compare_opens_every_config_against_a(runs, make_app) -> None:
+    app = make_app(runs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_many(app, pilot)
+        assert screen.candidates == CANDIDATES
+        got = rows(screen)
+        assert len(got) == 3 * 3  # candidates × metrics
+        assert [r[0] for r in got[::3]] == [NAMES[c] for c in CANDIDATES]  # as given
+        faith = {r[0]: r for r in got if r[1] == "faithfulness"}
+        for c in CANDIDATES:
+            assert float(faith[NAMES[c]][5]) == pytest.approx(100 * delta(c), abs=0.051)
+        # Holm over all nine tests, from each pair's own (unadjusted) p-values
+        store = app.store
+        raw = []
+        for c in CANDIDATES:
+            pair = compare_runs(store, A, c, margin=0.05)
+            raw += [(NAMES[c], m.metric, m.p) for m in pair.metrics]
+        tested = [(n, m, p) for n, m, p in raw if p is not None]
+        adjusted = holm([p for _, _, p in tested])
+        shown = {(r[0], r[1]): r[7] for r in got}
+        for (n, m, _), p_adj in zip(tested, adjusted, strict=True):
+            assert shown[(n, m)] == p_value(p_adj)
+        assert f"Holm over all {len(tested)} tests" in screen_text(app)
+        # a note about the base's own reruns is said once, not once per candidate
+        notes = " ".join(widget_text(screen.query_one("#many-notes")).split())
+        assert notes.count("rerun base-r2 of A is identical to base-r1") == 1
+        assert "every candidate: rerun base-r2 of A is identical" in notes
+
+
+async def test_sort_metric_filter_and_enter_opens_the_pair(runs, make_app) -> None:
+    app = make_app(runs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_many(app, pilot)
+        await pilot.press("s")  # Δ, worst first
+        await pilot.pause()
+        deltas = [float(r[5]) for r in rows(screen)]
+        assert deltas == sorted(deltas)
+        await pilot.press("s")  # Δ, best first
+        await pilot.pause()
+        deltas = [float(r[5]) for r in rows(screen)]
+        assert deltas == sorted(deltas, reverse=True)
+        assert rows(screen)[0][:2] == ["all-supported", "faithfulness"]  # +31.25 by hand
+        order = [None, "answer_relevance", "context_recall", "faithfulness"]
+        for metric in order[1:]:
+            await pilot.press("m")  # one metric: a ranking of the candidates
+            await pilot.pause()
+            assert {r[1] for r in rows(screen)} == {metric}
+        ranked = [r[0] for r in rows(screen)]
+        by_hand = sorted(CANDIDATES, key=delta, reverse=True)
+        assert ranked == [NAMES[c] for c in by_hand]
+        await pilot.press("enter")  # the best one, on Compare
+        await wait_ready(app, pilot)
+        compare = app.screen
+        assert isinstance(compare, CompareScreen)
+        assert (compare.a_run_id, compare.b_run_id) == (A, by_hand[0])
+
+
+async def test_export_the_candidates_table_to_parquet(runs, make_app, tmp_path) -> None:
+    app = make_app(runs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_many(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        target = tmp_path / "many.parquet"
+        app.screen.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        table = pq.read_table(target).to_pylist()
+        assert len(table) == 9
+        faith = {r["candidate"]: r["delta"] for r in table if r["metric"] == "faithfulness"}
+        assert faith == pytest.approx({c: delta(c) for c in CANDIDATES})
+        assert {r["name"] for r in table} == set(NAMES.values())
