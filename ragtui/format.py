@@ -732,3 +732,106 @@ def gate_summary(result: GateResult, undecided_passes: bool = False) -> str:
         verdict = "passes (--undecided-passes)" if undecided_passes else "exit 3"
         return f"gate: undecided — the data cannot tell yet; {verdict}"
     return "gate: passed (the candidate is shown non-inferior on every metric, every floor holds)"
+
+
+# ---------------------------------------------------------------- glossary
+# One line for every figure and verdict ragtui shows: Help lists them, tables describe their
+# column headers with them (keys are the headers as shown), the README quotes them.
+
+GLOSSARY: dict[str, str] = {
+    # figures of a comparison (the Compare table's headers)
+    "A": "the baseline's mean in points (0-100); with reruns of A, each case's mean over the "
+    "reruns, averaged",
+    "B": "the candidate's mean in points over the cases both runs scored",
+    "Δ pts": "B minus A in points, the mean of the per-case differences (paired by case id)",
+    "95% CI": "where the true Δ lies with 95% confidence; it excludes 0 when the change is "
+    "significant",
+    "method": "how the CI and p were made; always one family, so they cannot contradict",
+    "paired t": "method: t-interval and t-test of the per-case differences (enough cases, "
+    "scores with spread)",
+    "sign-flip": "method: randomly flip the signs of the differences (exact for few cases, "
+    "mid-p); the CI by inverting the test",
+    "score": "method: binary scores, Tango's score interval and McNemar's test on the cases "
+    "that flipped",
+    "by cluster": "method: cases grouped by cluster (e.g. source document) are resampled or "
+    "tested together",
+    "no spread": "method: every difference is equal; an exact bound on how many cases could differ",
+    "p adj": "p-value adjusted by Holm over all metrics compared (so testing many metrics does "
+    "not invent changes); < .05 is significant",
+    "Holm": "Holm's step-down adjustment of p-values for testing several metrics at once",
+    "noise ±": "noise floor: how far two reruns of the same config differ by chance, "
+    "1.96·√(Σe²)/N in points",
+    "MDE": "minimum detectable effect: the smallest Δ this N detects with 80% power "
+    "(≈ 2.8 × the standard error)",
+    "power": "the chance of detecting a change as large as the margin with this many cases",
+    "margin": "the practical margin in points (default 5): smaller changes do not matter",
+    "TOST": "two one-sided tests: the 90% CI lies inside ±margin, so any change is too small "
+    "to matter",
+    "err A/B": "errored grades plus parse failures in A / in B (never counted as 0)",
+    "why": "the reason for the verdict, with the cases needed where more would help",
+    "5-point rule": "the classic rule of thumb: reruns of one config should differ by less than "
+    "5 points",
+    "ICC": "rerun reliability ICC(1): the share of score variance that is the case, not the "
+    "rerun; near 1 is a steady judge",
+    "κ": "Cohen's kappa: agreement of two judges' labels beyond chance (1 perfect, 0 chance); "
+    "flagged below 0.6",
+    "weighted κ": "quadratic-weighted kappa for 1-5 style grades: a near miss (4 vs 5) counts "
+    "as partial agreement",
+    "AC1": "Gwet's AC1: agreement beyond chance that stays meaningful when one label dominates "
+    "(where κ collapses)",
+    "ρ": "Spearman's rank correlation of two judges' scores; flagged below 0.7",
+    "MDE / N needed": "cases needed to detect the margin (80% power) or to show no change",
+    # verdicts
+    "improved": "B is higher and the change is significant (Holm-adjusted p < .05)",
+    "regressed": "B is lower and the change is significant (Holm-adjusted p < .05)",
+    "< margin": "significant, but smaller than the practical margin",
+    "no meaningful change": "TOST: the 90% CI lies inside ±margin, so any change is too small "
+    "to matter",
+    "inconclusive": "the CI crosses the margin: more cases are needed to decide (the number is "
+    "shown)",
+    "too few cases": "the deltas carry no spread, or no test at this N could decide anything",
+    "no data": "no case was scored in both runs",
+    "not comparable": "A and B scored the metric on different scales: declare one scale for both",
+    # run states and counts
+    "parse failures": "judge replies with no recognisable grade: scored 0 by the rule of the "
+    "metric and counted, shown beside the mean",
+    "errors": "grades that failed (judge down, bad reply): kept out of the mean and counted",
+    "summary-only run": "the tool saved aggregates but no cases: listed and shown in Trends with "
+    "its stated means; compare refuses it",
+    "in progress": "a batch is still writing this run's file: its figures grow until it ends",
+    "rerun": "the same config run again (same config key): the spread of reruns is the noise",
+    "rejudge": "the same answers graded by another judge (its parent is the graded run)",
+    "points": "figures are 0-100; a delta of 5 points is 0.05 on the 0-1 scale, never percent",
+}
+
+# One line per column header of the Runs table and of a run's case list, shown when the column
+# (or a cell in it) is focused.
+RUNS_COLUMNS: dict[str, str] = {
+    "mark": "A: the baseline, B: a candidate (a marks the baseline, b toggles candidates)",
+    "date": "when the run was made (UTC)",
+    "run": "run name; ┌├└ ×N groups the N reruns of one config (the group row shows their mean)",
+    "kind": "eval, rerun (same config again), rejudge (another judge), summary, running",
+    "config": "config key: runs with the same key are reruns of one config",
+    "judge": "the judge model that graded the run",
+    "N": "cases in the run",
+    "metric": "mean in points (0-100) over the scored cases; the sparkline is this config's "
+    "means so far; ! parse failures beside it",
+    "err": "grades that failed or did not parse, all metrics (never counted as 0)",
+    "ms": "mean latency per case in milliseconds",
+    "tokens": "mean tokens per case (prompt + completion)",
+    "cost": "total cost of the run's cases, as the tool reported it",
+}
+CASE_COLUMNS: dict[str, str] = {
+    "#": "the case's line in the run file (1 = first case)",
+    "case": "the case id: cases are matched across runs by it",
+    "metric": "the case's score in points (0-100); error: the metric failed (not a 0)",
+    "question": "the question asked (one line; untrusted text shown literally)",
+    "answer": "the system's answer (one line)",
+    "ms": "the case's latency in milliseconds",
+}
+
+
+def glossary_line(term: str) -> str:
+    """ "term: what it means" for a glossary term; the term alone when it has no entry."""
+    text = GLOSSARY.get(term)
+    return term if text is None else f"{term}: {text}"
