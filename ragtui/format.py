@@ -735,74 +735,94 @@ def gate_summary(result: GateResult, undecided_passes: bool = False) -> str:
 
 
 # ---------------------------------------------------------------- glossary
-# One line for every figure and verdict ragtui shows: Help lists them, tables describe their
-# column headers with them (keys are the headers as shown), the README quotes them.
+# One sentence per figure, verdict and diagnosis word: the Compare screen's column headers show
+# them (footer line and tooltip), the Help screen and the README list them.
 
 GLOSSARY: dict[str, str] = {
-    # figures of a comparison (the Compare table's headers)
-    "A": "the baseline's mean in points (0-100); with reruns of A, each case's mean over the "
-    "reruns, averaged",
-    "B": "the candidate's mean in points over the cases both runs scored",
-    "Δ pts": "B minus A in points, the mean of the per-case differences (paired by case id)",
-    "95% CI": "where the true Δ lies with 95% confidence; it excludes 0 when the change is "
-    "significant",
-    "method": "how the CI and p were made; always one family, so they cannot contradict",
-    "paired t": "method: t-interval and t-test of the per-case differences (enough cases, "
-    "scores with spread)",
-    "sign-flip": "method: randomly flip the signs of the differences (exact for few cases, "
-    "mid-p); the CI by inverting the test",
-    "score": "method: binary scores, Tango's score interval and McNemar's test on the cases "
-    "that flipped",
-    "by cluster": "method: cases grouped by cluster (e.g. source document) are resampled or "
-    "tested together",
-    "no spread": "method: every difference is equal; an exact bound on how many cases could differ",
-    "p adj": "p-value adjusted by Holm over all metrics compared (so testing many metrics does "
-    "not invent changes); < .05 is significant",
-    "Holm": "Holm's step-down adjustment of p-values for testing several metrics at once",
-    "noise ±": "noise floor: how far two reruns of the same config differ by chance, "
-    "1.96·√(Σe²)/N in points",
-    "MDE": "minimum detectable effect: the smallest Δ this N detects with 80% power "
-    "(≈ 2.8 × the standard error)",
-    "power": "the chance of detecting a change as large as the margin with this many cases",
-    "margin": "the practical margin in points (default 5): smaller changes do not matter",
-    "TOST": "two one-sided tests: the 90% CI lies inside ±margin, so any change is too small "
-    "to matter",
-    "err A/B": "errored grades plus parse failures in A / in B (never counted as 0)",
-    "why": "the reason for the verdict, with the cases needed where more would help",
-    "5-point rule": "the classic rule of thumb: reruns of one config should differ by less than "
-    "5 points",
-    "ICC": "rerun reliability ICC(1): the share of score variance that is the case, not the "
-    "rerun; near 1 is a steady judge",
-    "κ": "Cohen's kappa: agreement of two judges' labels beyond chance (1 perfect, 0 chance); "
-    "flagged below 0.6",
-    "weighted κ": "quadratic-weighted kappa for 1-5 style grades: a near miss (4 vs 5) counts "
-    "as partial agreement",
-    "AC1": "Gwet's AC1: agreement beyond chance that stays meaningful when one label dominates "
-    "(where κ collapses)",
-    "ρ": "Spearman's rank correlation of two judges' scores; flagged below 0.7",
-    "MDE / N needed": "cases needed to detect the margin (80% power) or to show no change",
+    # the columns of the verdict table
+    "metric": "the metric both runs scored; the highlighted row drives the histogram and the cases",
+    "verdict": "what the data says about B against A: improved / regressed, no meaningful "
+    "change, inconclusive or too few cases (each with the cases it would need)",
+    "A": "the baseline's mean over the cases both runs scored, in points (per case the mean "
+    "of A's reruns when it has several)",
+    "B": "the candidate's mean over the same cases, in points (per case the mean of B's "
+    "reruns when it has several)",
+    "err A/B": "scores that failed in A / in B (judge errors plus parse failures): counted, "
+    "never averaged as 0",
+    "Δ pts": "B minus A: the mean of the per-case differences, in points (0.05 = 5 points)",
+    "95% CI": "95% confidence interval of Δ: the changes these cases are compatible with; a "
+    "CI that excludes 0 is a change",
+    "method": "how the CI and p were computed: paired t, sign-flip (exact for few cases), "
+    "score test for yes/no metrics, or by cluster",
+    "p adj": "p-value of 'no change', Holm-adjusted because several metrics are tested at "
+    "once; below .05 the verdict is improved or regressed",
+    "noise ±": "noise floor: how far reruns of the same config differ by chance "
+    "(1.96·√Σe²/N over A's reruns); — without reruns",
+    "MDE": "minimum detectable effect: the smallest Δ these cases detect 4 times in 5 at "
+    "p < .05; smaller changes pass unseen",
+    "why": "the reason for the verdict, in words",
+    "N": "cases scored in both runs (the pairs the statistics use)",
     # verdicts
-    "improved": "B is higher and the change is significant (Holm-adjusted p < .05)",
-    "regressed": "B is lower and the change is significant (Holm-adjusted p < .05)",
-    "< margin": "significant, but smaller than the practical margin",
-    "no meaningful change": "TOST: the 90% CI lies inside ±margin, so any change is too small "
-    "to matter",
-    "inconclusive": "the CI crosses the margin: more cases are needed to decide (the number is "
-    "shown)",
-    "too few cases": "the deltas carry no spread, or no test at this N could decide anything",
-    "no data": "no case was scored in both runs",
-    "not comparable": "A and B scored the metric on different scales: declare one scale for both",
-    # run states and counts
-    "parse failures": "judge replies with no recognisable grade: scored 0 by the rule of the "
-    "metric and counted, shown beside the mean",
-    "errors": "grades that failed (judge down, bad reply): kept out of the mean and counted",
-    "summary-only run": "the tool saved aggregates but no cases: listed and shown in Trends with "
-    "its stated means; compare refuses it",
-    "in progress": "a batch is still writing this run's file: its figures grow until it ends",
-    "rerun": "the same config run again (same config key): the spread of reruns is the noise",
-    "rejudge": "the same answers graded by another judge (its parent is the graded run)",
-    "points": "figures are 0-100; a delta of 5 points is 0.05 on the 0-1 scale, never percent",
+    "improved": "B is better than A: Holm-adjusted p < .05",
+    "regressed": "B is worse than A: Holm-adjusted p < .05",
+    "no meaningful change": "the 90% CI of Δ lies inside ±margin (TOST): any change is "
+    "smaller than the margin",
+    "inconclusive": "the CI crosses the margin: more cases are needed to tell (their number "
+    "is given)",
+    "too few cases": "no test at this N can decide, or the deltas carry no spread",
+    "(< margin)": "significant, but smaller than the practical margin",
+    # figures in the notes
+    "5-point rule": "the rule of thumb that reruns of one config differ by less than 5 points; "
+    "shown beside the measured rerun difference",
+    "ICC": "rerun reliability ICC(1): the share of score variance that is between cases, "
+    "not between reruns (1 = reruns agree fully)",
+    "κ": "Cohen's kappa: agreement of two judges (or judge and humans) on labels beyond "
+    "chance; below .6 is flagged",
+    "ρ": "Spearman's rank correlation of two judges' scores; below .7 is flagged",
+    # diagnosis
+    "stage": "which part of the pipeline made a case worse: retrieval (the chunks) or "
+    "generation (the answer), from the metrics that fell",
+    "retrieval miss": "context recall fell, or a claim lost its support and its chunk left "
+    "the retrieval",
+    "retrieval noise": "context precision fell while faithfulness held",
+    "hallucination": "new unsupported claims while the retrieval held",
+    "ignored context": "faithfulness fell while the retrieval held",
+    "off-intent": "answer relevance fell while every other stage metric held",
+    "unattributed": "the metrics needed to tell the stage are missing",
+    "top-k overlap": "the share of chunks the top k of A and of B have in common (Jaccard), "
+    "in points",
+    "newly broken": "passed in every baseline run, fails in the candidate",
+    "newly fixed": "failed in every baseline run, passes in the candidate",
+    "flaky": "passes and fails across reruns of one config",
+    "stable pass": "passes in every run",
+    "stable fail": "fails in every run",
+    "varies by config": "passes under some configs and fails under others, steady within each",
 }
+# The methods, agreement figures, run states and words the Help glossary adds (tui-runs).
+GLOSSARY.update(
+    {
+        "paired t": "method: t-interval and t-test of the per-case differences (enough cases, scores with spread)",
+        "sign-flip": "method: randomly flip the signs of the differences (exact for few cases, mid-p); the CI by inverting the test",
+        "score": "method: binary scores, Tango's score interval and McNemar's test on the cases that flipped",
+        "by cluster": "method: cases grouped by cluster (e.g. source document) are resampled or tested together",
+        "no spread": "method: every difference is equal; an exact bound on how many cases could differ",
+        "Holm": "Holm's step-down adjustment of p-values for testing several metrics at once",
+        "power": "the chance of detecting a change as large as the margin with this many cases",
+        "margin": "the practical margin in points (default 5): smaller changes do not matter",
+        "TOST": "two one-sided tests: the 90% CI lies inside ±margin, so any change is too small to matter",
+        "weighted κ": "quadratic-weighted kappa for 1-5 style grades: a near miss (4 vs 5) counts as partial agreement",
+        "AC1": "Gwet's AC1: agreement beyond chance that stays meaningful when one label dominates (where κ collapses)",
+        "no data": "no case was scored in both runs",
+        "not comparable": "A and B scored the metric on different scales: declare one scale for both",
+        "parse failures": "judge replies with no recognisable grade: scored 0 by the rule of the metric and counted, shown beside the mean",
+        "errors": "grades that failed (judge down, bad reply): kept out of the mean and counted",
+        "summary-only run": "the tool saved aggregates but no cases: listed and shown in Trends with its stated means; compare refuses it",
+        "in progress": "a batch is still writing this run's file: its figures grow until it ends",
+        "rerun": "the same config run again (same config key): the spread of reruns is the noise",
+        "rejudge": "the same answers graded by another judge (its parent is the graded run)",
+        "points": "figures are 0-100; a delta of 5 points is 0.05 on the 0-1 scale, never percent",
+    }
+)
 
 # One line per column header of the Runs table and of a run's case list, shown when the column
 # (or a cell in it) is focused.
@@ -831,7 +851,22 @@ CASE_COLUMNS: dict[str, str] = {
 }
 
 
-def glossary_line(term: str) -> str:
-    """ "term: what it means" for a glossary term; the term alone when it has no entry."""
-    text = GLOSSARY.get(term)
-    return term if text is None else f"{term}: {text}"
+# ---------------------------------------------------------------- Markdown (copy with `y`)
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def md_inline(text: object, limit: int | None = None) -> str:
+    """Untrusted text as inert Markdown on one line: controls made visible, markup escaped."""
+    flat = " ".join(printable(text).split())
+    if limit is not None and len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def md_table(headers: Iterable[str], rows: Iterable[Iterable[object]]) -> list[str]:
+    """A Markdown table; every cell (headers too) made inert with `md_inline`."""
+    head = [md_inline(h) for h in headers]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(md_inline(c) for c in row) + " |" for row in rows]
+    return out

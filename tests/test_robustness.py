@@ -26,7 +26,7 @@ from ragtui.core.errors import RagtuiError, RunFileError
 from ragtui.core.model import Case, Chunk, Claim, JudgeInfo, Run, Score
 from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.core.store import INDEX_NAME, Store
-from ragtui.core.synthetic import write_synthetic_history
+from ragtui.bench.synthetic import write_synthetic_history
 from ragtui.importers.base import ImportOptions
 from tests.core.index_helpers import content
 

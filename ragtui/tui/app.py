@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App
@@ -25,6 +25,9 @@ from ragtui.services.workspace import (
 from ragtui.tui.messages import RunsChanged, StoreFailed, StoreOpened
 from ragtui.tui.palette import ActionsProvider
 from ragtui.tui.screens.runs import RunsScreen
+
+if TYPE_CHECKING:
+    from ragtui.tui.widgets.export_dialog import ExportRequest
 
 
 class RagtuiApp(App[None]):
@@ -202,6 +205,20 @@ class RagtuiApp(App[None]):
             self.switch_screen(screen)
         else:
             self.push_screen(screen)
+
+    def open_compare_many(self, base: str, candidates: list[str]) -> None:
+        """Several candidates against one baseline: one table, Holm over every test."""
+        from ragtui.tui.screens.compare_many import CompareManyScreen
+
+        self.push_screen(CompareManyScreen(base, list(candidates)))
+
+    def open_export(
+        self, what: str, default_name: str, done: Callable[[ExportRequest | None], object]
+    ) -> None:
+        """Ask where to export `what` (a path and a format); `done` gets the answer or None."""
+        from ragtui.tui.widgets.export_dialog import ExportDialog
+
+        self.push_screen(ExportDialog(what, default_name), done)
 
     def open_trends(self, metrics: list[str]) -> None:
         from ragtui.tui.screens.trends import TrendsScreen

@@ -305,7 +305,7 @@ def test_decoding_beside_committing_indexes_what_one_thread_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group_bytes: int
 ) -> None:
     from ragtui.core import indexer, runfile
-    from ragtui.core.synthetic import write_synthetic_history
+    from ragtui.bench.synthetic import write_synthetic_history
     from tests.core.index_helpers import content
 
     monkeypatch.setattr(committer, "GROUP_BYTES", group_bytes)

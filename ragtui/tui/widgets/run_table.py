@@ -1,63 +1,334 @@
-"""The Runs table: runs grouped by config (reruns together), means with sparklines, A/B marks.
+"""The Runs table: runs grouped by config (a group line over its reruns), means with
+sparklines, parse failures, cost and latency, A/B marks.
 
-The row model (`group_rows`) is plain Python over `run_rows()`'s typed rows, cheap to test;
-`RunTable` renders it. Runs are few (tens to hundreds), so Textual's own DataTable is enough
-here and lets cells carry colour.
+The row model (`RunsModel`, built in a worker by `load_model`) is plain data: its lines, the
+width of every column in every layout, and the cells of a layout built once and kept. The
+table shows it: the UI thread only adds rows whose cells and column widths are known, so it
+skips DataTable's per-cell measuring (the slow part of painting thousands of runs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from rich.text import Text
-from textual import events
+import pyarrow as pa
+from rich.cells import cell_len
+from rich.text import Span, Text
+from textual import events, work
+from textual.coordinate import Coordinate
+from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import DataTable
 
+from ragtui.core.costs import RunCosts
 from ragtui.core.store import RunRow as IndexedRun
-from ragtui.format import printable, short_metrics
+from ragtui.core.store import Store
+from ragtui.core.views import run_rows
+from ragtui.format import RUNS_COLUMNS, cost_figure, printable, short_metrics
+from ragtui.tui.widgets.column_focus import ColumnFocus, ColumnFocused
 from ragtui.tui.widgets.sparkline import sparkline
 
 GROUP_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "red")
 MARK_STYLES = {"A": "bold black on green", "B": "bold black on magenta"}
+LAYOUTS = ("wide", "medium", "narrow", "compact")
+# cost columns: (key, header, RunCosts field, figure shown: the per-case mean or the run total)
+COSTS = (
+    ("ms", "ms", "latency_ms", "mean"),
+    ("tokens", "tokens", "total_tokens", "mean"),
+    ("cost", "cost", "cost", "total"),
+)
+_EMPTY = Text("")
+PAGE = 120  # lines shown at once; the rest follow from a worker
+SPARK_MAX = 8  # bars of the widest sparkline
+COST_KEYS = {c[0]: c for c in COSTS}
 
 
 @dataclass(frozen=True)
-class RunRow:
-    run: IndexedRun  # one run_rows() row
+class RunLine:
+    """One line of the table: a run, or the group line over a config's reruns."""
+
+    run: IndexedRun  # the run; for a group line, the group's first run
+    members: tuple[IndexedRun, ...] = field(repr=False)  # the group (a run line: its group)
     group: int  # index of its config group, in display order
-    position: int  # 0-based place inside the group
-    size: int  # runs in the group
-    history: dict[str, list[float | None]]  # metric -> means of this config's runs up to here
+    position: int  # -1: the group line; else 0-based place in the group
+    means: Mapping[str, float | None]  # a group line: per-case means over the reruns
+    n_cases: int
+    history: Mapping[str, Sequence[float | None]]  # this config's run means up to here
+
+    @property
+    def is_group(self) -> bool:
+        return self.position < 0
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
 
     @property
     def glyph(self) -> str:
         if self.size == 1:
             return "─"
-        if self.position == 0:
+        if self.is_group:
             return "┌"
         return "└" if self.position == self.size - 1 else "├"
 
+    @property
+    def runs(self) -> tuple[IndexedRun, ...]:
+        """The runs this line stands for."""
+        return self.members if self.is_group else (self.run,)
 
-def group_rows(runs: Sequence[IndexedRun], metrics: Sequence[str]) -> list[RunRow]:
-    """Runs ordered by config group (groups by their first run's date), dates within a group.
+    def parse_failures(self, metric: str) -> int:
+        return sum(r.parse_failures.get(metric, 0) for r in self.runs)
 
-    `runs` come oldest first (as `run_rows` returns them); the order is stable for equal dates.
-    """
-    groups: dict[str, list[IndexedRun]] = {}
+    @property
+    def errors(self) -> int:
+        return sum(sum(r.errors.values()) for r in self.runs)
+
+    def matches(self, needle: str) -> bool:
+        if not needle:
+            return True
+        folded = needle.casefold()
+        for run in self.runs:
+            hay = " ".join(
+                str(v or "")
+                for v in (run.id, run.name, run.config_key, run.judge, run.kind, run.created_at)
+            )
+            if folded in hay.casefold():
+                return True
+        return False
+
+
+def group_key(run: IndexedRun) -> tuple[str, str | None, str | None]:
+    """Reruns of one config: the same config key and dataset (as a comparison pairs them)."""
+    return (run.config_key, run.dataset, run.dataset_version)
+
+
+def build_lines(
+    runs: Sequence[IndexedRun],
+    metrics: Sequence[str],
+    group_means: Mapping[int, tuple[Mapping[str, float], int]] | None = None,
+) -> list[RunLine]:
+    """Runs ordered by config group (groups by their first run's date), dates within a group;
+    a group of several runs gets a line of its own first, with `group_means[g]`."""
+    groups: dict[tuple[str, str | None, str | None], list[IndexedRun]] = {}
     for run in runs:
-        groups.setdefault(run.config_key, []).append(run)
-    out: list[RunRow] = []
+        groups.setdefault(group_key(run), []).append(run)
+    out: list[RunLine] = []
     for g, members in enumerate(groups.values()):
-        for i, run in enumerate(members):
-            history = {m: [r.listed_means.get(m) for r in members[: i + 1]] for m in metrics}
-            out.append(RunRow(run, g, i, len(members), history))
+        team = tuple(members)
+        listed = [r.listed_means for r in team]
+        series = {m: [means.get(m) for means in listed] for m in metrics}
+        if len(team) > 1:
+            means, n = (group_means or {}).get(g, ({}, 0))
+            history = {m: series[m][-SPARK_MAX:] for m in metrics}
+            out.append(RunLine(team[0], team, g, -1, dict(means), n, history))
+        for i, run in enumerate(team):
+            # the sparkline shows at most SPARK_MAX runs: keep only those
+            start = max(0, i + 1 - SPARK_MAX)
+            history = {m: series[m][start : i + 1] for m in metrics}
+            out.append(RunLine(run, team, g, i, listed[i], run.n_cases, history))
     return out
 
 
+def groups_of(runs: Sequence[IndexedRun]) -> dict[str, list[str]]:
+    """Group index (as text) -> run ids, for the groups of several runs."""
+    groups: dict[tuple[str, str | None, str | None], list[str]] = {}
+    for run in runs:
+        groups.setdefault(group_key(run), []).append(run.id)
+    return {str(g): ids for g, ids in enumerate(groups.values()) if len(ids) > 1}
+
+
+@dataclass(eq=False)  # compared by identity: a reactive's value
+class RunsModel:
+    """Everything the table shows, computed off the UI thread. Column widths come from the
+    plain texts of every line (cheap); styled cells are built for the lines asked for and
+    kept, so a first screenful paints before the rest of a long history is built."""
+
+    lines: list[RunLine]
+    metrics: list[str]
+    costs: dict[str, RunCosts] = field(default_factory=dict)
+    _rows: dict[str, dict[int, list[Text]]] = field(default_factory=dict, repr=False)
+    _widths: dict[str, list[int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def runs(self) -> list[IndexedRun]:
+        return [line.run for line in self.lines if not line.is_group]
+
+    def with_costs(self, costs: dict[str, RunCosts]) -> RunsModel:
+        return RunsModel(self.lines, self.metrics, costs)
+
+    @property
+    def cost_columns(self) -> list[tuple[str, str, str, str]]:
+        """The cost columns some run carries."""
+        have = {f.field for c in self.costs.values() for f in c.figures if f.n}
+        return [c for c in COSTS if c[2] in have]
+
+    def cost_value(self, line: RunLine, field_name: str, figure: str) -> float | None:
+        values = []
+        for run in line.runs:
+            costs = self.costs.get(run.id)
+            found = None if costs is None else costs.figure(field_name)
+            value = None if found is None else getattr(found, figure)
+            if value is not None:
+                values.append(value)
+        return sum(values) / len(values) if values else None  # a group: the mean per run
+
+    # ------------------------------------------------------------ layouts
+
+    def columns(self, layout: str) -> list[str]:
+        keys = {
+            "wide": ["mark", "date", "run", "kind", "config", "judge", "N"],
+            "medium": ["mark", "date", "run", "kind", "config", "N"],
+            "narrow": ["mark", "date", "run", "N"],
+            "compact": ["mark", "date", "run", "N"],
+        }[layout]
+        keys = keys + [f"m:{m}" for m in self.metrics]
+        if layout != "compact":
+            keys.append("err")
+        if layout in ("wide", "medium"):
+            keys += [c[0] for c in self.cost_columns]
+        return keys
+
+    def widths(self, layout: str) -> list[int]:
+        """Each column's width in cells (padding excluded), from every line's plain text."""
+        if layout not in self._widths:
+            spark = _spark(layout)
+            out = []
+            for key in self.columns(layout):
+                head = self.header(key, layout).cell_len
+                if key == "mark":
+                    out.append(1)  # one letter
+                elif key.startswith("m:"):
+                    m = key[2:]
+                    body = max((len(_number(line, m)) for line in self.lines), default=0)
+                    out.append(max(head, body + (spark + 1 if spark else 0)))
+                else:
+                    texts = (self.plain(line, key, layout) for line in self.lines)
+                    out.append(max([head, *(cell_len(t) for t in texts)]))
+            self._widths[layout] = out
+        return self._widths[layout]
+
+    def width(self, layout: str) -> int:
+        """Columns the layout needs, cell padding included."""
+        return sum(w + 2 for w in self.widths(layout))
+
+    def pick(self, width: int) -> str:
+        """The richest layout that fits `width` columns (compact when none does)."""
+        for layout in LAYOUTS:
+            if self.width(layout) <= width - 2:
+                return layout
+        return LAYOUTS[-1]
+
+    def header(self, key: str, layout: str) -> Text:
+        if key.startswith("m:"):
+            name = key[2:]
+            shown = name if layout == "wide" else short_metrics(self.metrics)[name]
+            return Text(printable(shown), justify="right")
+        if key == "mark":
+            return Text("")
+        right = key in ("N", "err", "ms", "tokens", "cost")
+        return Text(key, justify="right" if right else "left")
+
+    def rows(self, layout: str, indices: Sequence[int]) -> list[list[Text]]:
+        """The styled cells of the lines `indices`, built once per layout."""
+        built = self._rows.setdefault(layout, {})
+        missing = [i for i in indices if i not in built]
+        if missing:
+            keys = self.columns(layout)
+            ranges = metric_ranges(self.runs, self.metrics)
+            for i in missing:
+                built[i] = [self._cell(self.lines[i], k, layout, ranges) for k in keys]
+        return [built[i] for i in indices]
+
+    def plain(self, line: RunLine, key: str, layout: str) -> str:
+        """A cell's text without styles (what its width is measured on)."""
+        if key in COST_KEYS:
+            _, _, name, figure = COST_KEYS[key]
+            value = self.cost_value(line, name, figure)
+            return "" if value is None else cost_figure(name, value).removesuffix(" ms")
+        return _plain(line, key, layout)
+
+    def _cell(
+        self, line: RunLine, key: str, layout: str, ranges: dict[str, tuple[float, float]]
+    ) -> Text:
+        if key.startswith("m:"):
+            m = key[2:]
+            failures = line.parse_failures(m)
+            spark = _spark(layout)
+            return mean_cell(line.means.get(m), line.history[m], ranges.get(m), spark, failures)
+        if key == "mark":
+            return _EMPTY
+        text = self.plain(line, key, layout)
+        style = GROUP_STYLES[line.group % len(GROUP_STYLES)]
+        run = line.run
+        if key == "run":
+            spans = [Span(0, 1, style)]
+            if line.is_group:
+                spans.append(Span(text.rindex(" ×"), len(text), f"bold {style}"))
+            elif run.in_progress or run.summary_only:
+                tail = "bold yellow" if run.in_progress else "dim italic"
+                spans.append(Span(text.rindex(" ("), len(text), tail))
+            return Text(text, spans=spans)
+        if key == "kind":
+            if line.is_group:
+                return Text(text, style="dim")
+            if run.in_progress:
+                return Text(text, style="bold yellow")
+            if run.summary_only:
+                return Text(text, style="dim italic")
+            return Text(text, style="" if run.kind == "eval" else "dim")
+        if key == "config":
+            return Text(text, style=style)
+        if key == "err":
+            return Text(text, style="bold red", justify="right")
+        if key in ("N", *COST_KEYS):
+            return Text(text, justify="right")
+        return Text(text)
+
+    # ------------------------------------------------------------ export
+
+    def export_table(self, lines: Sequence[RunLine]) -> pa.Table:
+        """The lines as data (means as fractions, as in --json): one row per line shown."""
+        rows: list[dict[str, Any]] = []
+        for line in lines:
+            run = line.run
+            row: dict[str, Any] = {
+                "line": "group" if line.is_group else "run",
+                "run_id": None if line.is_group else run.id,
+                "runs": line.size if line.is_group else 1,
+                "name": run.name,
+                "created_at": run.created_at,
+                "kind": "group" if line.is_group else run.kind,
+                "config_key": run.config_key,
+                "judge": run.judge,
+                "dataset": run.dataset,
+                "dataset_version": run.dataset_version,
+                "n_cases": line.n_cases,
+                "in_progress": any(r.in_progress for r in line.runs),
+                "summary_only": all(r.summary_only for r in line.runs),
+                "errors": line.errors,
+            }
+            for m in self.metrics:
+                row[m] = line.means.get(m)
+                row[f"{m} parse failures"] = line.parse_failures(m)
+            for _, _, name, figure in self.cost_columns:
+                row[f"{name} {figure}"] = self.cost_value(line, name, figure)
+            rows.append(row)
+        return pa.Table.from_pylist(rows)
+
+
+def load_model(store: Store) -> RunsModel:
+    """The table's model from the index (a worker thread: it queries)."""
+    runs, metrics = run_rows(store)
+    groups = groups_of(runs)
+    means = store.group_means(groups) if groups else {}
+    return RunsModel(build_lines(runs, metrics, {int(k): v for k, v in means.items()}), metrics)
+
+
 def metric_ranges(
-    runs: Iterable[IndexedRun], metrics: Sequence[str]
+    runs: Sequence[IndexedRun], metrics: Sequence[str]
 ) -> dict[str, tuple[float, float]]:
     """Each metric's (min, max) mean over all runs: the shared sparkline scale."""
     ranges = {}
@@ -68,156 +339,269 @@ def metric_ranges(
     return ranges
 
 
-def matches(row: RunRow, needle: str) -> bool:
-    if not needle:
-        return True
-    run = row.run
-    hay = " ".join(
-        str(v or "")
-        for v in (run.id, run.name, run.config_key, run.judge, run.kind, run.created_at)
-    )
-    return needle.casefold() in hay.casefold()
+def _spark(layout: str) -> int:
+    """Sparkline bars in a mean cell: 8 wide, none compact, else 5."""
+    return SPARK_MAX if layout == "wide" else 0 if layout == "compact" else 5
 
 
-class RunTable(DataTable):
-    """Runs, one row each, keyed by run id. `layout` is wide / medium / compact by width."""
+def _number(line: RunLine, metric: str) -> str:
+    """A mean cell's number and parse-failure mark, without the sparkline."""
+    mean = line.means.get(metric)
+    text = "—" if mean is None else f"{100 * mean:.1f}"
+    failures = line.parse_failures(metric)
+    return f"{text} !{failures}" if failures else text
+
+
+def mean_cell(
+    mean: float | None,
+    history: Sequence[float | None],
+    scale: tuple[float, float] | None,
+    spark: int,
+    parse_failures: int = 0,
+) -> Text:
+    """[sparkline] mean [!parse failures]: the sparkline sits left of the number, so the
+    numbers of a column line up on the right."""
+    spans = []
+    head = ""
+    if spark and scale is not None:
+        head = sparkline(history[-spark:], *scale).rjust(spark) + " "
+        spans.append(Span(0, spark, "cyan"))
+    number = "—" if mean is None else f"{100 * mean:.1f}"
+    if mean is None:
+        spans.append(Span(len(head), len(head) + 1, "dim"))
+    text = head + number
+    if parse_failures:
+        tail = f" !{parse_failures}"
+        spans.append(Span(len(text), len(text) + len(tail), "bold yellow"))
+        text += tail
+    return Text(text, justify="right", spans=spans)
+
+
+def _plain(line: RunLine, key: str, layout: str) -> str:
+    """The text of a cell of the columns other than marks, means and costs."""
+    run = line.run
+    if key == "date":
+        return run.created_at[5:10] if layout == "compact" else run.created_at[:10]
+    if key == "run":
+        text = f"{line.glyph} {printable(run.name)}"
+        if line.is_group:
+            return f"{text} ×{line.size}"
+        if run.in_progress:
+            return f"{text} (running)"
+        return f"{text} (summary)" if run.summary_only else text
+    if key == "kind":
+        if line.is_group:
+            return f"{line.size} reruns"
+        return "running" if run.in_progress else "summary" if run.summary_only else run.kind
+    if key == "config":
+        return printable(run.config_key)
+    if key == "judge":
+        return printable(run.judge or "—")
+    if key == "N":
+        return "—" if run.summary_only and not line.is_group else str(line.n_cases)
+    if key == "err":
+        errors = line.errors
+        return str(errors) if errors else ""
+    raise KeyError(key)
+
+
+def describe(key: str) -> str:
+    """The one-line description of a column (format.RUNS_COLUMNS)."""
+    if key.startswith("m:"):
+        return f"{printable(key[2:])}: {RUNS_COLUMNS['metric']}"
+    return RUNS_COLUMNS.get(key, key)
+
+
+class RunTable(ColumnFocus, DataTable):
+    """The lines of a `RunsModel`, filtered by `needle`, marked by `marks` (run id -> A / B),
+    in the richest layout that fits its width."""
 
     class Opened(Message):
         """The user double-clicked a row (one click only highlights it)."""
 
+    ColumnFocused = ColumnFocused
+
+    model: var[RunsModel | None] = var(None, init=False)
+    marks: var[dict[str, str]] = var(dict, init=False)
+    needle: var[str] = var("", init=False)
+    layout_name: var[str] = var("medium")
+    focused_column: var[int] = var(-1, init=False)
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
-        self.rows_model: list[RunRow] = []
-        self.metrics: list[str] = []
+        self.shown: list[RunLine] = []  # the lines picked by the filter (rows may lag)
+        self._keys: list[str] = []
+        self._fixed = False
+        self._generation = 0  # which fill the rows being built belong to
+        self._keep: RunLine | None = None  # the line the cursor goes back to
 
-    def show(
-        self,
-        rows: list[RunRow],
-        metrics: list[str],
-        *,
-        marks: dict[str, str],
-        needle: str,
-        width: int,
-    ) -> str:
-        """(Re)build the table in the richest layout that fits `width`; returns its name.
+    # ------------------------------------------------------------ filling
 
-        Keeps the cursor on the same run when that run is still shown.
-        """
-        keep = self.highlighted_run
-        self.rows_model, self.metrics = rows, metrics
-        shown = [r for r in rows if matches(r, needle)]
-        ranges = metric_ranges([r.run for r in rows], metrics)
-        for layout in LAYOUTS:
-            headers, body = _cells(shown, metrics, marks, ranges, layout)
-            if _width(headers, body) <= width - 2 or layout == LAYOUTS[-1]:
-                break
+    def watch_model(self) -> None:
+        self._fill()
+
+    def watch_needle(self) -> None:
+        self._fill()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.model is not None and self.model.pick(event.size.width) != self.layout_name:
+            self._fill()
+
+    def _fill(self) -> None:
+        """(Re)build the rows: the first page now, the rest from a worker (a long history
+        paints at once); keeps the cursor on the same line when it is still shown."""
+        model = self.model
+        if model is None:
+            return
+        keep = self.highlighted_line
+        layout = model.pick(self.size.width or self.app.size.width)
+        keys, widths = model.columns(layout), model.widths(layout)
+        picked = [i for i, line in enumerate(model.lines) if line.matches(self.needle)]
+        runs = {model.lines[i].run.id for i in picked if not model.lines[i].is_group}
+        # a group line is shown when one of its runs is
+        picked = [
+            i
+            for i in picked
+            if not model.lines[i].is_group or any(r.id in runs for r in model.lines[i].members)
+        ]
+        self.shown = [model.lines[i] for i in picked]
+        self._generation += 1
+        self._fixed = False
         self.clear(columns=True)
-        for key, label in headers:
-            self.add_column(label, key=key)
-        for row, cells in zip(shown, body, strict=True):
-            self.add_row(*cells, key=row.run.id)
-        if keep is not None and keep in self.rows:
-            self.move_cursor(row=self.get_row_index(keep))
-        return layout
+        self._keys = keys
+        for key, width in zip(keys, widths, strict=True):
+            self.add_column(model.header(key, layout), key=key, width=width)
+        self._fixed = True
+        self._add(model.rows(layout, picked[:PAGE]), picked[:PAGE])
+        self.layout_name = layout
+        self._keep = keep
+        if len(picked) > PAGE:  # after the first page is on screen
+            rest = picked[PAGE:]
+            self.call_after_refresh(self.add_rest, model, layout, rest, self._generation)
+        self._restore_cursor()
+        self.focused_column = min(self.focused_column, len(keys) - 1)
+
+    def _add(self, rows: list[list[Text]], indices: list[int]) -> None:
+        assert self.model is not None
+        lines = self.model.lines
+        self.add_rows(
+            self._with_marks(cells, lines[i]) for cells, i in zip(rows, indices, strict=True)
+        )
+
+    @work(thread=True, exclusive=True, group="run-rows", description="build the run rows")
+    def add_rest(self, model: RunsModel, layout: str, indices: list[int], generation: int) -> None:
+        """The rows after the first page, built off the UI thread."""
+        try:
+            rows = model.rows(layout, indices)
+        except Exception as exc:  # a worker reports its failure; it never ends the app
+            self.app.call_from_thread(self.notify, f"runs table: {exc!r}", severity="error")
+            return
+        self.app.call_from_thread(self._rest_built, generation, rows, indices)
+
+    def _rest_built(self, generation: int, rows: list[list[Text]], indices: list[int]) -> None:
+        if generation != self._generation:
+            return  # refilled meanwhile: these rows belong to an older fill
+        self._add(rows, indices)
+        self._restore_cursor()
+
+    def _restore_cursor(self) -> None:
+        if self._keep is None:
+            return
+        index = self._index_of(self._keep)
+        if index is not None and index < self.row_count:
+            self.move_cursor(row=index)
+            self._keep = None
+
+    @property
+    def complete(self) -> bool:
+        """Every shown line has its row (the rest of a long history is added by a worker)."""
+        return self.row_count == len(self.shown)
+
+    def _with_marks(self, cells: list[Text], line: RunLine) -> list[Text]:
+        mark = "" if line.is_group else self.marks.get(line.run.id, "")
+        return [Text(mark, style=MARK_STYLES[mark]), *cells[1:]] if mark else cells
+
+    def watch_marks(self, old: dict[str, str], new: dict[str, str]) -> None:
+        """Only the mark cells that changed are redrawn (rows added later get theirs then)."""
+        changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+        for row, line in enumerate(self.shown[: self.row_count]):
+            if not line.is_group and line.run.id in changed:
+                mark = new.get(line.run.id, "")
+                cell = Text(mark, style=MARK_STYLES[mark]) if mark else _EMPTY
+                self.update_cell_at(Coordinate(row, 0), cell)
+
+    def _update_dimensions(self, new_rows: Any) -> None:
+        # Every column has a width the model measured and every row is one line: measuring
+        # each cell again (DataTable's way) is the slowest part of painting many runs.
+        if not self._fixed:
+            super()._update_dimensions(new_rows)
+            return
+        header = self.header_height if self.show_header else 0
+        width = sum(c.get_render_width(self) for c in self.columns.values())
+        self.virtual_size = Size(width, self.row_count + header)
+
+    # ------------------------------------------------------------ what is where
+
+    @property
+    def highlighted_line(self) -> RunLine | None:
+        if not self.shown or not 0 <= self.cursor_row < min(len(self.shown), self.row_count):
+            return None
+        return self.shown[self.cursor_row]
+
+    @property
+    def highlighted_run(self) -> str | None:
+        """The highlighted run's id (on a group line: the group's first run)."""
+        line = self.highlighted_line
+        return None if line is None else line.run.id
+
+    def _index_of(self, line: RunLine) -> int | None:
+        for i, other in enumerate(self.shown):
+            if other.run.id == line.run.id and other.is_group == line.is_group:
+                return i
+        return None
+
+    def row_of(self, run_id: str, *, group: bool = False) -> int:
+        """The row of a run's line (or, with `group`, of its group's line)."""
+        for i, line in enumerate(self.shown):
+            if line.is_group == group and (
+                line.run.id == run_id if not group else run_id in {r.id for r in line.members}
+            ):
+                return i
+        raise KeyError(run_id)
+
+    def text(self, run_id: str, key: str, *, group: bool = False) -> str:
+        """What a cell shows, as plain text (for tests and copying)."""
+        cell = self.get_cell_at(Coordinate(self.row_of(run_id, group=group), self._keys.index(key)))
+        return str(cell)
+
+    def shown_runs(self) -> list[str]:
+        """The run lines shown, in order (group lines left out)."""
+        return [line.run.id for line in self.shown if not line.is_group]
+
+    @property
+    def column_keys(self) -> list[str]:
+        return list(self._keys)
+
+    # ------------------------------------------------------------ input
 
     def on_click(self, event: events.Click) -> None:
         # runs before DataTable's own click handler, which moves the cursor and stops the event
         if event.chain == 2:
             self.post_message(self.Opened())
 
-    @property
-    def highlighted_run(self) -> str | None:
-        if self.row_count == 0:
-            return None
-        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
-        return None if key.value is None else str(key.value)
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        """A header (or cell) under the mouse shows its column's description as a tooltip."""
+        column = event.style.meta.get("column")
+        if isinstance(column, int) and 0 <= column < len(self._keys):
+            self.tooltip = describe(self._keys[column])
 
-    def shown_runs(self) -> list[str]:
-        return [str(key.value) for key in self.rows]
+    def header_label(self, index: int) -> Text:
+        assert self.model is not None
+        return self.model.header(self._keys[index], self.layout_name)
 
+    def describe(self, key: str) -> str:
+        return describe(key)
 
-LAYOUTS = ("wide", "medium", "narrow", "compact")
-
-
-def _cells(
-    rows: list[RunRow],
-    metrics: list[str],
-    marks: dict[str, str],
-    ranges: dict[str, tuple[float, float]],
-    layout: str,
-) -> tuple[list[tuple[str, Text]], list[list[Text]]]:
-    """Column (key, header) pairs and the rows' cells for one layout.
-
-    wide: everything, full metric names, 8-bar sparklines; medium: no judge, short names,
-    5 bars; narrow: no kind or config either (the tree glyphs still group reruns);
-    compact (80 columns): date, run, N and the means.
-    """
-    wide, compact = layout == "wide", layout == "compact"
-    keys = {
-        "wide": ["mark", "date", "run", "kind", "config", "judge", "N"],
-        "medium": ["mark", "date", "run", "kind", "config", "N"],
-        "narrow": ["mark", "date", "run", "N"],
-        "compact": ["mark", "date", "run", "N"],
-    }[layout]
-    headers = [
-        (k, Text("" if k == "mark" else k, justify="right" if k == "N" else "left")) for k in keys
-    ]
-    shorts = short_metrics(metrics)
-    headers += [
-        (f"m:{m}", Text(printable(m if wide else shorts[m]), justify="right")) for m in metrics
-    ]
-    if not compact:
-        headers.append(("errors", Text("err", justify="right")))
-    spark = 8 if wide else 0 if compact else 5
-    body = []
-    for row in rows:
-        run = row.run
-        style = GROUP_STYLES[row.group % len(GROUP_STYLES)]
-        name = Text(row.glyph + " ", style=style)
-        name.append(printable(run.name))
-        if row.position == 0 and row.size > 1:
-            name.append(f" ×{row.size}", style=f"bold {style}")
-        mark = marks.get(run.id, "")
-        values = {
-            "mark": Text(mark, style=MARK_STYLES.get(mark, "")),
-            "date": Text(run.created_at[5:10] if compact else run.created_at[:10]),
-            "run": name,
-            "kind": Text(
-                "running" if run.in_progress else run.kind,
-                style="bold yellow" if run.in_progress else "" if run.kind == "eval" else "dim",
-            ),
-            "config": Text(printable(run.config_key), style=style),
-            "judge": Text(printable(run.judge or "—")),
-            "N": Text(str(run.n_cases), justify="right"),
-        }
-        cells = [values[k] for k in keys]
-        for m in metrics:
-            cells.append(_mean_cell(run.listed_means.get(m), row.history[m], ranges.get(m), spark))
-        if not compact:
-            errors = sum(run.errors.values())
-            cells.append(Text(str(errors) if errors else "", style="bold red", justify="right"))
-        body.append(cells)
-    return headers, body
-
-
-def _width(headers: list[tuple[str, Text]], body: list[list[Text]]) -> int:
-    """Columns the table needs: the widest cell of each column plus DataTable's padding."""
-    total = 0
-    for i, (_, header) in enumerate(headers):
-        total += max([header.cell_len, *(row[i].cell_len for row in body)]) + 2
-    return total
-
-
-def _mean_cell(
-    mean: float | None, history: list[float | None], scale: tuple[float, float] | None, spark: int
-) -> Text:
-    # the sparkline sits left of the number, so the numbers of a column line up on the right
-    cell = Text(justify="right")
-    if spark and scale is not None:
-        cell.append(sparkline(history[-spark:], *scale).rjust(spark), style="cyan")
-        cell.append(" ")
-    if mean is None:
-        cell.append("—", style="dim")
-    else:
-        cell.append(f"{100 * mean:.1f}")
-    return cell
+    def watch_focused_column(self, old: int, new: int) -> None:
+        if self.model is not None:
+            self._show_focused_column(old, new)
