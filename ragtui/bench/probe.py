@@ -12,11 +12,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import ragtui.cli  # noqa: F401  (the `ragtui` entry point imports this first)
+import ragtui.cli
+import ragtui.tui.app
 from ragtui.tui.app import RagtuiApp
 
 
 class PaintProbe(RagtuiApp):
+    # a relative CSS_PATH would be looked for beside this module
+    CSS_PATH = str(Path(ragtui.tui.app.__file__).with_name("app.tcss"))
+
     def on_mount(self) -> None:
         super().on_mount()
         self._poll = self.set_interval(0.002, self._check)

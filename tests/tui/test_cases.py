@@ -218,3 +218,144 @@ async def test_odd_case_ids_show_printable_but_open_by_their_real_id(tmp_path, m
         from ragtui.tui.screens.case import CaseScreen
 
         assert isinstance(app.screen, CaseScreen) and app.screen.case_ids[0] == raw
+
+
+async def test_a_big_run_shows_its_first_page_then_every_case(tmp_path, make_app) -> None:
+    """Paged: the first cases (file order) at once, the whole run from a worker."""
+    from ragtui.tui.screens.cases import FIRST_PAGE
+
+    n = FIRST_PAGE + 250
+    folder = tmp_path / "runs"
+    run = Run(id="big", name="big", created_at="2026-11-30T00:00:00Z", config_key="c", judge=JUDGE)
+    write_run_file(folder / f"big{SUFFIX}", run, history_cases(n, 0.8, seed=7))
+    ids = [json.loads(x)["case_id"] for x in (folder / f"big{SUFFIX}").read_text().splitlines()[1:]]
+    rest = CaseListScreen.load_rest
+    held: list[tuple] = []
+    CaseListScreen.load_rest = lambda self, store: held.append((self, store))  # type: ignore[method-assign]
+    try:
+        app = make_app(folder)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_ready(app, pilot)
+            await pilot.press("enter")
+            await wait_ready(app, pilot)
+            screen = app.screen
+            grid = screen.query_one("#cases", FastTable)
+            assert grid.row_count == FIRST_PAGE and not screen.complete
+            assert screen.visible_case_ids() == ids[:FIRST_PAGE]
+            status = str(screen.query_one("#status").render())
+            assert f"first {FIRST_PAGE} of {n} cases · loading the rest" in status
+            await pilot.press("slash", *"sso")  # typed before every case is in: kept
+            await wait_ready(app, pilot)
+            assert screen.needle == "sso"
+            CaseListScreen.load_rest = rest  # type: ignore[method-assign]
+            screen.load_rest(held[-1][1])
+            await wait_ready(app, pilot)
+            assert screen.complete
+            assert screen.visible_case_ids() == [c for c in ids if "sso" in c]
+            await pilot.press("escape")  # clears the filter
+            await wait_ready(app, pilot)
+            assert screen.visible_case_ids() == ids
+            assert str(screen.query_one("#status").render()).startswith(f"{n} cases")
+    finally:
+        CaseListScreen.load_rest = rest  # type: ignore[method-assign]
+
+
+async def test_filter_and_sort_run_off_the_ui_thread(history, make_app, monkeypatch) -> None:
+    import threading
+
+    from ragtui.tui.screens import cases
+
+    seen: list[str] = []
+    real_filter, real_sort = cases.filter_table, cases.sort_table
+
+    def filter_spy(table, needle):  # type: ignore[no-untyped-def]
+        seen.append(threading.current_thread().name)
+        return real_filter(table, needle)
+
+    def sort_spy(table, metric):  # type: ignore[no-untyped-def]
+        seen.append(threading.current_thread().name)
+        return real_sort(table, metric)
+
+    monkeypatch.setattr(cases, "filter_table", filter_spy)
+    monkeypatch.setattr(cases, "sort_table", sort_spy)
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        await pilot.press("s", "slash", "b")
+        await wait_ready(app, pilot)
+        assert app.screen.sort_metric == "answer_relevance" and app.screen.needle == "b"
+        assert seen and threading.main_thread().name not in seen
+
+
+async def test_e_exports_the_cases_shown_in_their_order(
+    history, make_app, tmp_path, monkeypatch
+) -> None:
+    import csv
+
+    import pyarrow.parquet as pq
+
+    monkeypatch.chdir(tmp_path)
+    lines = (history / f"baseline-1120{SUFFIX}").read_text(encoding="utf-8").splitlines()[1:]
+    cases = {c["case_id"]: c for c in map(json.loads, lines)}
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("enter", "s", "s")  # baseline-1120's cases, lowest context_recall
+        await wait_ready(app, pilot)
+        await pilot.press("slash", *"backup", "enter")
+        await wait_ready(app, pilot)
+        order = app.screen.visible_case_ids()
+        assert order and all("backup" in c for c in order)
+        for fmt in ("csv", "json", "parquet"):
+            await pilot.press("e")
+            await wait_ready(app, pilot)
+            app.screen.query_one("#export-path").value = f"cases.{fmt}"
+            await pilot.press("enter")
+            await wait_ready(app, pilot)
+            assert isinstance(app.screen, CaseListScreen)
+        rows = {
+            "csv": list(csv.DictReader((tmp_path / "cases.csv").open(encoding="utf-8"))),
+            "json": json.loads((tmp_path / "cases.json").read_text(encoding="utf-8")),
+            "parquet": pq.read_table(tmp_path / "cases.parquet").to_pylist(),
+        }
+    for fmt, table in rows.items():
+        assert [r["case_id"] for r in table] == order, fmt
+        for r in table:
+            case = cases[r["case_id"]]
+            for metric, score in case["scores"].items():
+                assert abs(float(r[metric]) - score["value"]) < 1e-9, (fmt, metric)
+            for metric, message in case.get("errors", {}).items():
+                assert r[f"{metric} error"] == message and r[metric] in (None, ""), fmt
+
+
+async def test_y_copies_the_highlighted_case_row_as_markdown(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        await pilot.press("down", "down", "down", "down", "down", "y")  # case 5: hostile text
+        text = app.clipboard
+        lines = (history / f"baseline-1120{SUFFIX}").read_text(encoding="utf-8").splitlines()
+        case = json.loads(lines[6])
+        assert text.startswith("## case `backup-05` of baseline\n")
+        # markup and escape sequences stay literal: escaped for Markdown, ESC made visible
+        assert "**Question** \\[bold red\\]x\\[/\\] who approves \\\\x1b\\[31mred" in text
+        assert "\x1b" not in text
+        faith = case["scores"]["faithfulness"]["value"]
+        assert f"| faithfulness | {100 * faith:.1f} |" in text
+
+
+async def test_left_and_right_say_what_a_case_column_means(history, make_app) -> None:
+    from ragtui.format import CASE_COLUMNS
+
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        await pilot.press("right", "right")
+        status = str(app.screen.query_one("#status").render())
+        assert status.startswith("case: " + CASE_COLUMNS["case"][:30])

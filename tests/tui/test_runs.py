@@ -1,14 +1,16 @@
-"""The Runs screen and a run's case list, driven through the real app."""
+"""The Runs screen, driven through the real app: group lines, marks, filter, layouts,
+parse failures, run states, cost, export and copy."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from ragtui.core.model import Run
 from ragtui.core.runfile import SUFFIX
 from ragtui.tui.screens.runs import RunsScreen
 from ragtui.tui.widgets.run_table import RunTable
-from tests.tui.conftest import METRICS, wait_ready
+from tests.tui.conftest import JUDGE, METRICS, history_cases, wait_ready
 
 
 def file_means(folder: Path) -> dict[str, dict[str, float]]:
@@ -241,3 +243,228 @@ def test_lines_order_reruns_together_under_a_group_line() -> None:
     assert lines[0].history["m"] == [0.5, None, 0.7]  # the group line: every rerun
     assert short_metric("context_precision") == "ctx prec"
     assert short_metric("answer_relevance") == "ans rel"
+
+
+# ---------------------------------------------------------------- parse failures, states, costs
+
+
+async def test_parse_failures_running_and_summary_runs_are_marked(tmp_path, make_app) -> None:
+    from ragtui.core.runwrite import RunFileAppender
+    from tests.tui.history_extras import PARSE_FAILED, file_cases, write_extras
+
+    folder = write_extras(tmp_path / "runs")
+    faith = [c["scores"]["faithfulness"]["value"] for c in file_cases(folder, "unparsed")]
+    live = Run(
+        id="live",
+        name="live",
+        created_at="2026-11-30T00:00:00Z",
+        config_key="cfg-live",
+        judge=JUDGE,
+    )
+    with RunFileAppender(folder / f"live{SUFFIX}", live) as out:
+        out.append(history_cases(1, 0.8, seed=3)[0])  # a batch still writing this file
+        app = make_app(folder)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await wait_ready(app, pilot)
+            table = app.screen.query_one(RunTable)
+            # the mean counts the unparsed replies as the 0 they scored, and says how many
+            shown = cell(table, "unparsed", "m:faithfulness")
+            assert shown.endswith(f"{100 * sum(faith) / len(faith):.1f} !{len(PARSE_FAILED)}")
+            table.move_cursor(row=table.row_of("unparsed"))
+            await pilot.pause()
+            detail = str(app.screen.query_one("#run-detail").render())
+            assert f"faithfulness {100 * sum(faith) / len(faith):.1f} (3 parse failures)" in detail
+            assert cell(table, "live", "run") == "─ live (running)"
+            assert cell(table, "live", "kind") == "running"
+            # a summary-only run: its stated means, no case count
+            assert cell(table, "summary", "run") == "─ summary (summary)"
+            assert cell(table, "summary", "N") == "—"
+            assert cell(table, "summary", "m:faithfulness").split()[-1] == "62.5"
+
+
+async def test_cost_and_latency_show_per_run_in_the_table(tmp_path, make_app) -> None:
+    from tests.tui.history_extras import file_cases, write_extras
+
+    folder = write_extras(tmp_path / "runs")
+    app = make_app(folder)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        assert table.column_keys[-3:] == ["ms", "tokens", "cost"]
+        for run_id in ("priced-a", "priced-b", "cheap"):
+            cases = file_cases(folder, run_id)
+            latency = sum(c["latency_ms"] for c in cases) / len(cases)
+            tokens = sum(
+                c["metadata"]["prompt_tokens"] + c["metadata"]["completion_tokens"] for c in cases
+            ) / len(cases)
+            cost = sum(c["metadata"]["cost"] for c in cases)
+            assert cell(table, run_id, "ms") == f"{latency:,.0f}"
+            assert cell(table, run_id, "tokens") == f"{tokens:,.1f}"
+            assert cell(table, run_id, "cost") == f"{cost:.4g}"
+        assert cell(table, "unparsed", "cost") == ""  # its cases carry no cost
+        table.move_cursor(row=table.row_of("cheap"))
+        await pilot.pause()
+        detail = str(app.screen.query_one("#run-detail").render())
+        cases = file_cases(folder, "cheap")
+        cost = sum(c["metadata"]["cost"] for c in cases)
+        assert f"cost total per run {cost:.4g}" in detail
+
+
+# ---------------------------------------------------------------- marks, keys, layout
+
+
+async def test_several_candidates_open_the_multi_run_comparison(history, make_app) -> None:
+    app = make_app(history)
+    opened: list[tuple[str, list[str]]] = []
+    app.open_compare_many = lambda base, candidates: opened.append((base, candidates))  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        await pilot.press("a")  # on the baseline group line: its first run
+        for run_id in ("strict-1124", "strict-rejudge"):
+            table.move_cursor(row=table.row_of(run_id))
+            await pilot.press("b")
+        assert app.screen.marks == {
+            "baseline-1120": "A",
+            "strict-1124": "B",
+            "strict-rejudge": "B",
+        }
+        status = str(app.screen.query_one("#status").render())
+        assert "A baseline-1120" in status and "B strict-1124 +1 more" in status
+        await pilot.press("c")
+        assert opened == [("baseline-1120", ["strict-1124", "strict-rejudge"])]
+        await pilot.press("b")  # b again on a candidate unmarks it: back to A vs B
+        assert cell(table, "strict-rejudge", "mark") == ""
+        await pilot.press("c")
+        await pilot.pause()
+        from ragtui.tui.screens.compare import CompareScreen
+
+        assert isinstance(app.screen, CompareScreen)
+        assert (app.screen.a_run_id, app.screen.b_run_id) == ("baseline-1120", "strict-1124")
+
+
+async def test_left_and_right_say_what_a_column_means(history, make_app) -> None:
+    from ragtui.format import RUNS_COLUMNS
+
+    app = make_app(history)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        status = app.screen.query_one("#status")
+        await pilot.press("right", "right", "right")  # mark, date, run
+        assert str(status.render()).startswith("run: " + RUNS_COLUMNS["run"][:40])
+        n = table.column_keys.index("m:faithfulness")
+        await pilot.press(*["right"] * (n - 2))
+        assert str(status.render()).startswith("faithfulness: mean in points")
+        header = table.ordered_columns[n].label
+        assert any("reverse" in str(span.style) for span in header.spans)  # lit
+
+
+async def test_breakpoints_fold_the_footer_and_the_detail_panel(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert screen.has_class("-narrow") and screen.has_class("-short")
+        assert not screen.query_one("#run-detail").display
+        key = screen.query_one("FooterKey")
+        assert key.get_component_styles("footer-key--key").padding.left == 0  # compact
+        await pilot.resize_terminal(160, 40)
+        await wait_ready(app, pilot)
+        assert screen.has_class("-wide") and screen.has_class("-tall")
+        assert screen.query_one("#run-detail").display
+        key = screen.query_one("FooterKey")
+        assert key.get_component_styles("footer-key--key").padding.left == 1  # roomy again
+        assert screen.layout_name == "wide"
+
+
+async def test_a_long_history_shows_its_first_page_then_every_run(tmp_path, make_app) -> None:
+    from ragtui.bench.synthetic import write_synthetic_history
+    from ragtui.tui.widgets.run_table import PAGE
+
+    folder = tmp_path / "runs"
+    write_synthetic_history(folder, runs=PAGE + 10, cases=2, metrics=2, texts=False)
+    expected = file_means(folder)
+    rest = RunTable.add_rest
+    held: list[tuple] = []
+    RunTable.add_rest = lambda self, *args: held.append((self, *args))  # type: ignore[method-assign]
+    try:
+        app = make_app(folder)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await wait_ready(app, pilot)
+            table = app.screen.query_one(RunTable)
+            assert table.row_count == PAGE and not table.complete  # the first page only
+            assert len(table.shown) == PAGE + 10 + 4  # every run and the 4 group lines
+            RunTable.add_rest = rest  # type: ignore[method-assign]
+            table, *args = held[-1]
+            table.add_rest(*args)
+            await wait_ready(app, pilot)
+            assert table.complete and table.row_count == len(table.shown)
+            assert sorted(table.shown_runs()) == sorted(expected)
+            last = max(expected)
+            mean = expected[last]["faithfulness"]
+            assert cell(table, last, "m:faithfulness").split()[-1] == f"{100 * mean:.1f}"
+    finally:
+        RunTable.add_rest = rest  # type: ignore[method-assign]
+
+
+# ---------------------------------------------------------------- export and copy
+
+
+async def test_e_exports_the_runs_table_as_csv_json_and_parquet(
+    history, make_app, tmp_path, monkeypatch
+) -> None:
+    import csv
+
+    import pyarrow.parquet as pq
+
+    monkeypatch.chdir(tmp_path)
+    expected = file_means(history)
+    group = case_means(history, ["baseline-1120", "baseline-1121", "baseline-1122"])
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        for fmt in ("csv", "json", "parquet"):
+            await pilot.press("e")
+            await wait_ready(app, pilot)
+            app.screen.query_one("#export-path").value = f"out.{fmt}"
+            await pilot.press("enter")
+            await wait_ready(app, pilot)
+            assert isinstance(app.screen, RunsScreen)
+        rows = {
+            "csv": list(csv.DictReader((tmp_path / "out.csv").open(encoding="utf-8"))),
+            "json": json.loads((tmp_path / "out.json").read_text(encoding="utf-8")),
+            "parquet": pq.read_table(tmp_path / "out.parquet").to_pylist(),
+        }
+    for fmt, table in rows.items():
+        runs = [r for r in table if r["line"] == "run"]
+        assert sorted(r["run_id"] for r in runs) == sorted(expected), fmt
+        for r in runs:
+            for metric, mean in expected[r["run_id"]].items():
+                assert abs(float(r[metric]) - mean) < 1e-9, (fmt, r["run_id"], metric)
+        (base,) = [r for r in table if r["line"] == "group" and r["name"] == "baseline"]
+        assert abs(float(base["faithfulness"]) - group["faithfulness"]) < 1e-9, fmt
+        assert int(base["runs"]) == 3
+
+
+async def test_y_copies_the_highlighted_run_as_markdown_through_osc_52(history, make_app) -> None:
+    import base64
+
+    expected = file_means(history)
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        written: list[str] = []
+        write = app._driver.write
+        app._driver.write = lambda data: (written.append(data), write(data))[1]  # type: ignore[method-assign]
+        table = app.screen.query_one(RunTable)
+        table.move_cursor(row=table.row_of("strict-1125"))
+        await pilot.press("y")
+        text = app.clipboard
+        assert text.startswith("## run `strict-1125`: strict-prompt\n")
+        for metric, mean in expected["strict-1125"].items():
+            assert f"| {metric.replace('_', chr(92) + '_')} | {100 * mean:.1f} |" in text
+        assert "| context\\_recall | " in text and "| 3 | 0 |" in text  # 3 errors
+        osc = "\x1b]52;c;" + base64.b64encode(text.encode()).decode() + "\a"
+        assert osc in written
+        assert "copied run strict-1125 as Markdown" in list(app._notifications)[-1].message
