@@ -120,7 +120,14 @@ class CostPlot(PlotextPlot):
             x = p.costs[field]
             plt.scatter([x], [100 * p.quality], color=color, marker="●")
             # the name just right of its dot, never over it
-            plt.text(p.label, x + pad * 0.08, 100 * p.quality, color=color, alignment="left")
+            plt.text(
+                p.label,
+                x + pad * 0.08,
+                100 * p.quality,
+                color=color,
+                background="default",
+                alignment="left",
+            )
         plt.xlim(min(xs) - pad, max(xs) + pad * 2)  # room for the labels on the right
         plt.ylim(max(0.0, min(ys) - 3), min(100.0, max(ys) + 3))
         ticks = sorted({min(xs), (min(xs) + max(xs)) / 2, max(xs)})
