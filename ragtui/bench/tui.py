@@ -30,11 +30,26 @@ SIZE = (160, 48)
 
 
 async def _until(pilot: Any, check: Callable[[], bool], timeout: float = 600.0) -> None:
+    """Until `check()` holds, looking every 2 ms (a plain sleep: Pilot.pause would also wait
+    for the app to be idle, and the workers being timed keep it busy)."""
     deadline = time.perf_counter() + timeout
     while not check():
         if time.perf_counter() > deadline:
             raise RagtuiError("bench: the screen never showed its rows")
-        await pilot.pause(0.002)
+        await asyncio.sleep(0.002)
+
+
+KEY_CHARS = {"enter": "\r", "slash": "/", "escape": "\x1b"}
+
+
+async def press_now(app: Any, *keys: str) -> None:
+    """Keys sent as a terminal would send them, without waiting for the app to settle (as
+    Pilot.press does): the clock starts at the key, not after the work it starts."""
+    from textual import events
+
+    for key in keys:
+        app.post_message(events.Key(key, KEY_CHARS.get(key, key if len(key) == 1 else None)))
+        await asyncio.sleep(0)
 
 
 async def reached(app: Any, node: Any, attribute: str, check: Callable[[Any], bool]) -> None:
@@ -228,10 +243,11 @@ async def ragtui_case_list(folder: Path, n: int) -> dict[str, float]:
     out: dict[str, float] = {}
     app = RagtuiApp(folder, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _until(pilot, lambda: app.runs_screen.loaded)
+        await reached(app, app.runs_screen, "loaded", bool)
+        await pilot.pause(0.2)  # the Runs screen settled (its cost and latency read)
         with Stall() as stall:
             started = time.perf_counter()
-            await pilot.press("enter")
+            await press_now(app, "enter")
 
             def first() -> bool:
                 grid = app.screen.query("#cases")
@@ -245,23 +261,29 @@ async def ragtui_case_list(folder: Path, n: int) -> dict[str, float]:
             await painted(app)
             out["all"] = time.perf_counter() - started
             out["stall_open"] = stall.worst
+        await pilot.pause(0.2)
         with Stall() as stall:
-            await pilot.press("slash")
+            await press_now(app, "slash")
+            await _until(pilot, lambda: screen.query_one("#filter").has_focus)
             started = time.perf_counter()
-            await pilot.press("7")  # a "7" in the id or question: most rows stay
+            await press_now(app, "7")  # a "7" in the id or question: a part of the rows stays
             await _until(pilot, lambda: screen.needle == "7" and screen.shown.num_rows < n)
             await painted(app)
             out["filter"] = time.perf_counter() - started
             out["stall_filter"] = stall.worst
-        await pilot.press("escape")  # clear the filter
-        await _until(pilot, lambda: screen.shown.num_rows == n)
-        await pilot.press("s")  # sort by the first metric (the filter box is closed)
+        await press_now(app, "escape")  # clears the filter, back to the table
+        await _until(pilot, lambda: screen.shown.num_rows == n and not screen.needle)
+        await pilot.pause(0.2)
         with Stall() as stall:
             started = time.perf_counter()
-            await _until(pilot, lambda: screen.sort_metric is not None)
+            await press_now(app, "s")  # lowest first by the first metric
             await _until(
                 pilot,
-                lambda: screen.shown.num_rows == n and screen.shown.column("#")[0].as_py() != 1,
+                lambda: (
+                    screen.sort_metric is not None
+                    and screen.shown.num_rows == n
+                    and screen.shown.column("#")[0].as_py() != 1
+                ),
             )
             await painted(app)
             out["sort"] = time.perf_counter() - started

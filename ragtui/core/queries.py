@@ -387,7 +387,8 @@ def case_grid(cur: Cursor, run_id: str, limit: int | None = None) -> tuple[pa.Ta
         f", CASE WHEN p.e{i} THEN 'error' ELSE printf('%5.1f', 100 * p.v{i}) END AS m{i}"
         for i in range(len(names))
     )
-    first = "" if limit is None else f"ORDER BY ordinal LIMIT {int(limit)}"
+    # ordinals run 0, 1, … in file order: the first cases are found by the zone maps alone
+    first = "" if limit is None else f"AND ordinal < {int(limit)}"
     only = "" if limit is None else "AND case_id IN (SELECT case_id FROM c)"
     pivot_cte = (
         f"p AS (SELECT case_id, {pivot} FROM scores WHERE run_id = $1 {only} GROUP BY case_id)"
@@ -423,6 +424,16 @@ def case_values(cur: Cursor, run_id: str) -> tuple[pa.Table, list[str]]:
         WHERE c.run_id = $1 ORDER BY c.ordinal
     """
     return arrow(cur, sql, [run_id, *names]), names
+
+
+def run_latency(cur: Cursor, run_ids: Sequence[str]) -> dict[str, tuple[int, int, float]]:
+    """run id -> (cases, cases with a latency, their summed latency in ms), from the index."""
+    rows = cur.execute(
+        "SELECT run_id, count(*), count(latency_ms), coalesce(sum(latency_ms), 0) FROM cases "
+        "WHERE list_contains(?, run_id) GROUP BY run_id",
+        [list(run_ids)],
+    ).fetchall()
+    return {r[0]: (int(r[1]), int(r[2]), float(r[3])) for r in rows}
 
 
 def case_count(cur: Cursor, run_id: str) -> int:

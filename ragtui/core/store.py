@@ -362,6 +362,10 @@ class Store:
         """A run's cases with their scores as data (see queries.case_values)."""
         return self._query(queries.case_values, run_id)
 
+    def run_latency(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int, float]]:
+        """run id -> (cases, cases with a latency, summed latency in ms), from the index."""
+        return self._query(queries.run_latency, run_ids)
+
     def case_count(self, run_id: str) -> int:
         return self._query(queries.case_count, run_id)
 

@@ -25,11 +25,10 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, LoadingIndicator, Static
 from textual_fastdatatable import ArrowBackend, DataTable
 
-from ragtui.core.errors import RagtuiError
-from ragtui.core.export import write_table
 from ragtui.core.store import Store
 from ragtui.format import CASE_COLUMNS, UNSAFE_RE2, md_inline, md_table, printable, short_metrics
 from ragtui.tui.widgets.column_focus import ColumnFocus, ColumnFocused
+from ragtui.tui.widgets.exporting import export_and_tell
 from ragtui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
@@ -43,7 +42,7 @@ RAW_ID = "case_id"  # the id as the run file has it; "case" is its printable one
 FIRST_PAGE = 200  # cases shown before the whole run is loaded (several screenfuls)
 DEBOUNCE_FROM_ROWS = 20_000  # filtering more rows than this waits for a pause in the typing
 DEBOUNCE_S = 0.15
-EXACT_WIDTHS_UP_TO = 5_000  # distinct non-ASCII values measured exactly; more: an upper bound
+EXACT_WIDTHS_UP_TO = 5_000  # non-ASCII values measured exactly; more: an upper bound
 
 
 def case_table(store: Store, run_id: str, limit: int | None = None) -> tuple[pa.Table, list[str]]:
@@ -97,9 +96,9 @@ def sort_table(table: pa.Table, metric: str | None) -> pa.Table:
 
 class CaseBackend(ArrowBackend):
     """An Arrow backend that measures its text columns in Arrow: exactly where every value
-    is ASCII (a character, a cell) or the odd values are few, else an upper bound (two cells a
-    character) so a column of a million non-ASCII questions is never measured value by value
-    in Python. The grid caps wide columns anyway."""
+    is ASCII (a character, a cell) or the non-ASCII values are few, else an upper bound (two
+    cells a character) so a column of a million non-ASCII questions is never measured value
+    by value in Python. The grid caps wide columns anyway."""
 
     @property
     def column_content_widths(self) -> list[int]:
@@ -110,13 +109,13 @@ class CaseBackend(ArrowBackend):
     def _width(self, column: pa.ChunkedArray) -> int:
         if not pa.types.is_string(column.type) or column.num_chunks == 0:
             return self._measure(column) or 0
-        column = column.combine_chunks().fill_null("")
         chars = pc.utf8_length(column)
-        odd = pc.not_equal(pc.binary_length(column), chars)
-        if not pc.any(odd).as_py():
+        odd = pc.not_equal(pc.binary_length(column), chars)  # a non-ASCII value
+        n_odd = pc.sum(odd).as_py() or 0
+        if not n_odd:
             return int(pc.max(chars).as_py() or 0)
-        if len(pc.unique(column.filter(odd))) <= EXACT_WIDTHS_UP_TO:
-            return self._measure(column) or 0
+        if n_odd <= EXACT_WIDTHS_UP_TO:
+            return self._measure(column.fill_null("")) or 0
         return int(pc.max(pc.if_else(odd, pc.multiply(chars, 2), chars)).as_py() or 0)
 
 
@@ -258,19 +257,25 @@ class CaseListScreen(Screen[None]):
         except Exception as err:  # e.g. the run file deleted meanwhile; never ends the app
             self.app.call_from_thread(self._failed, str(err))
             return
-        self.app.call_from_thread(self._first, name, total, table, backend, metrics)
-        if total > table.num_rows:
-            self.app.call_from_thread(self.load_rest, store)
-        else:
-            self.app.call_from_thread(self._complete, table)
+        self.app.call_from_thread(self._first, name, total, table, backend, metrics, store)
 
     async def _first(
-        self, name: str, total: int, table: pa.Table, backend: ArrowBackend, metrics: list[str]
+        self,
+        name: str,
+        total: int,
+        table: pa.Table,
+        backend: ArrowBackend,
+        metrics: list[str],
+        store: Store,
     ) -> None:
         self.run_name, self.total, self.metrics = name, total, metrics
         self._title()
         await self._show(table, backend)
         self.loaded = True
+        if total > table.num_rows:  # the rest once the first page is on screen
+            self.call_after_refresh(self.load_rest, store)
+        else:
+            self._complete(table)
 
     @work(thread=True, exclusive=True, group="cases-rest", description="list every case")
     def load_rest(self, store: Store) -> None:
@@ -489,23 +494,7 @@ class CaseListScreen(Screen[None]):
     @work(thread=True, group="export", description="export the cases")
     def export(self, store: Store, ids: pa.ChunkedArray, request: ExportRequest) -> None:
         """The rows shown, in their order, as data: scores as fractions, errors as text."""
-        try:
-            table = export_cases(store, self.run_id, ids)
-            written = write_table(table, request.path, request.fmt, overwrite=request.overwrite)
-        except RagtuiError as err:
-            self.app.call_from_thread(self.notify, str(err), severity="error", markup=False)
-            return
-        except Exception as exc:  # a worker reports its failure; it never ends the app
-            self.app.call_from_thread(
-                self.notify, f"export failed: {exc!r}", severity="error", markup=False
-            )
-            return
-        self.app.call_from_thread(
-            self.notify,
-            f"exported {table.num_rows:,} cases to {written}",
-            title="export",
-            markup=False,
-        )
+        export_and_tell(self.app, lambda: export_cases(store, self.run_id, ids), request, "cases")
 
     def on_case_grid_opened(self) -> None:
         self.action_open_case()

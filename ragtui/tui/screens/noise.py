@@ -132,18 +132,7 @@ class NoiseScreen(JudgeBatch, Screen[None]):
         except Exception as exc:  # a worker reports its failure; it never ends the app
             self.on_judge_batch_failed(JudgeBatch.Failed(str(exc)))
             return
-        if not self.is_attached:
-            return
-        self.query_one("#batch-form").display = False
-        confirm = self.query_one("#batch-confirm")
-        await confirm.remove_children()
-        await confirm.mount(BatchConfirm(plan_text(plan, "Noise check of", extra)))
-        confirm.display = True
-
-    @on(BatchConfirm.Declined)
-    def _declined(self) -> None:
-        self.query_one("#batch-confirm").display = False
-        self.query_one("#batch-form").display = True
+        await self.show_plan(plan_text(plan, "Noise check of", extra))
 
     @on(BatchConfirm.Confirmed)
     def _confirmed(self) -> None:

@@ -21,15 +21,14 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
-from ragtui.core.costs import RunCosts, run_costs
-from ragtui.core.errors import RagtuiError
-from ragtui.core.export import write_table
+from ragtui.core.costs import RunCosts, bounded_costs
 from ragtui.core.runfile import SUFFIX
 from ragtui.core.store import RunRow as IndexedRun
 from ragtui.core.store import Store
 from ragtui.format import cost_figure, md_inline, md_table, printable, pts
 from ragtui.tui.messages import RunsChanged
 from ragtui.tui.widgets.export_dialog import ExportRequest
+from ragtui.tui.widgets.exporting import export_and_tell
 from ragtui.tui.widgets.run_table import PAGE, RunLine, RunsModel, RunTable, load_model
 from ragtui.tui.widgets.title_bar import TitleBar
 
@@ -115,6 +114,7 @@ class RunsScreen(Screen[None]):
         super().__init__()
         self.folder = folder
         self._costs: dict[str, tuple[tuple[int, int, int], RunCosts]] = {}  # by file state
+        self._unread: set[str] = set()  # runs too big to read for tokens and cost
         self._column_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -180,7 +180,7 @@ class RunsScreen(Screen[None]):
             model = load_model(store)
             known = {r.id: c for r in model.runs if (c := self._cached_cost(r)) is not None}
             if known:
-                model = model.with_costs(known)
+                model = model.with_costs(known, self._unread)
             _first_page(model, self.size.width)  # built here, not on the UI thread
         except Exception as err:  # a worker reports its failure; it never ends the app
             self.app.call_from_thread(self.store_failed, str(err))
@@ -208,13 +208,15 @@ class RunsScreen(Screen[None]):
         and only for files that changed)."""
         try:
             todo = [r for r in model.runs if self._cached_cost(r) is None and r.n_cases]
-            found = {c.run: c for c in run_costs(store, [r.id for r in todo])} if todo else {}
+            # a bounded read: big run files give their latency from the index only
+            found, skipped = bounded_costs(store, todo) if todo else ({}, [])
             for run in todo:
                 self._costs[run.id] = (_file_state(run), found[run.id])
+            self._unread = (self._unread - {r.id for r in todo}) | set(skipped)
             costs = {r.id: c for r in model.runs if (c := self._cached_cost(r)) is not None}
             if not any(f.n for c in costs.values() for f in c.figures):
                 return  # nothing to add: no run carries latency, tokens or cost
-            priced = model.with_costs(costs)
+            priced = model.with_costs(costs, self._unread)
             _first_page(priced, self.size.width)
         except Exception as exc:  # a worker reports its failure; it never ends the app
             self.app.call_from_thread(
@@ -396,22 +398,7 @@ class RunsScreen(Screen[None]):
 
     @work(thread=True, group="export", description="export the runs")
     def export(self, table: pa.Table, request: ExportRequest) -> None:
-        try:
-            written = write_table(table, request.path, request.fmt, overwrite=request.overwrite)
-        except RagtuiError as err:
-            self.app.call_from_thread(self.notify, str(err), severity="error", markup=False)
-            return
-        except Exception as exc:  # a worker reports its failure; it never ends the app
-            self.app.call_from_thread(
-                self.notify, f"export failed: {exc!r}", severity="error", markup=False
-            )
-            return
-        self.app.call_from_thread(
-            self.notify,
-            f"exported {table.num_rows} rows to {written}",
-            title="export",
-            markup=False,
-        )
+        export_and_tell(self.app, lambda: table, request, "rows")
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -498,6 +485,8 @@ def line_detail(line: RunLine, model: RunsModel, folder: Path) -> Text:
     if costs:
         out.append("\n")
         out.append_text(costs)
+    if any(r.id in model.unread for r in line.runs):
+        out.append("\ntokens and cost not read: a big run file (latency from the index)", "dim")
     if line.size > 1:
         group = line.members
         out.append(f"\nreruns of this config ({len(group)}) differ by: ", style="dim")

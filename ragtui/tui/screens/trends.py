@@ -14,7 +14,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, LoadingIndicator
 
-from ragtui.core.costs import RunCosts, run_costs
+from ragtui.core.costs import RunCosts, bounded_costs
 from ragtui.core.store import Store
 from ragtui.core.trends import CostPoint, TrendSeries, metric_trends, quality_against_cost
 from ragtui.format import cost_figure, printable, pts
@@ -134,8 +134,8 @@ class TrendsScreen(Screen[None]):
             series = self.cache.get(metric) or metric_trends(store, metric)
             costs = self.costs
             if with_costs and costs is None:
-                ids = [r.id for r in store.run_rows() if r.n_cases]
-                costs = {c.run: c for c in run_costs(store, ids)}
+                # a bounded read: big run files give their latency from the index only
+                costs, _ = bounded_costs(store, [r for r in store.run_rows() if r.n_cases])
         except Exception as err:  # a worker reports its failure; it never ends the app
             self.app.call_from_thread(self._failed, str(err))
             return

@@ -137,3 +137,20 @@ class JudgeBatch:
 
     def load_extra(self, store: Any) -> None:
         """What a screen also needs from the store before its form shows (worker thread)."""
+
+    async def show_plan(self, text: Text) -> None:
+        """The plan in #batch-confirm in place of the form: nothing is sent before Start."""
+        screen: Any = self
+        if not screen.is_attached:
+            return
+        screen.query_one("#batch-form").display = False
+        confirm = screen.query_one("#batch-confirm")
+        await confirm.remove_children()
+        await confirm.mount(BatchConfirm(text))
+        confirm.display = True
+
+    def on_batch_confirm_declined(self) -> None:
+        """Back: the form again, to change the judge, the metrics or the reruns."""
+        screen: Any = self
+        screen.query_one("#batch-confirm").display = False
+        screen.query_one("#batch-form").display = True

@@ -149,6 +149,7 @@ class RunsModel:
     lines: list[RunLine]
     metrics: list[str]
     costs: dict[str, RunCosts] = field(default_factory=dict)
+    unread: frozenset[str] = frozenset()  # runs whose files were too big to read for cost
     _rows: dict[str, dict[int, list[Text]]] = field(default_factory=dict, repr=False)
     _widths: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
@@ -156,8 +157,8 @@ class RunsModel:
     def runs(self) -> list[IndexedRun]:
         return [line.run for line in self.lines if not line.is_group]
 
-    def with_costs(self, costs: dict[str, RunCosts]) -> RunsModel:
-        return RunsModel(self.lines, self.metrics, costs)
+    def with_costs(self, costs: dict[str, RunCosts], unread: set[str] = frozenset()) -> RunsModel:
+        return RunsModel(self.lines, self.metrics, costs, frozenset(unread))
 
     @property
     def cost_columns(self) -> list[tuple[str, str, str, str]]:
