@@ -207,12 +207,14 @@ READ_LIMIT = 16 * 1024 * 1024  # a bigger run file is not read for them
 
 
 def bounded_costs(
-    store: Store, runs: Sequence[Any], budget: int = READ_BUDGET, limit: int = READ_LIMIT
+    store: Store, runs: Sequence[Any], budget: int | None = None, limit: int | None = None
 ) -> tuple[dict[str, RunCosts], list[str]]:
     """Cost figures for `runs` (RunRows) without reading more than `budget` bytes of run
     files: the smallest files are read for latency, tokens and cost; the others (and any
     file over `limit`) give latency only, from the index. Returns (run id -> figures, the
     ids that were not read)."""
+    budget = READ_BUDGET if budget is None else budget
+    limit = READ_LIMIT if limit is None else limit
     sized = []
     for run in runs:
         try:

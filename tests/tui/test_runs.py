@@ -468,3 +468,30 @@ async def test_y_copies_the_highlighted_run_as_markdown_through_osc_52(history, 
         osc = "\x1b]52;c;" + base64.b64encode(text.encode()).decode() + "\a"
         assert osc in written
         assert "copied run strict-1125 as Markdown" in list(app._notifications)[-1].message
+
+
+async def test_a_run_file_too_big_to_read_gives_latency_from_the_index(
+    tmp_path, make_app, monkeypatch
+) -> None:
+    """Tokens and cost are read from the run files within a byte budget; a bigger file
+    shows its latency (the index has it) and says why the rest is missing."""
+    from ragtui.core import costs
+    from tests.tui.history_extras import file_cases, write_extras
+
+    folder = write_extras(tmp_path / "runs")
+    sizes = {p.stem.split(".")[0]: p.stat().st_size for p in folder.glob(f"*{SUFFIX}")}
+    monkeypatch.setattr(costs, "READ_LIMIT", sizes["priced-a"] - 1)  # priced-a: too big
+    monkeypatch.setattr(costs, "READ_BUDGET", 10**9)
+    app = make_app(folder)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        cases = file_cases(folder, "priced-a")
+        latency = sum(c["latency_ms"] for c in cases) / len(cases)
+        assert cell(table, "priced-a", "ms") == f"{latency:,.0f}"
+        assert cell(table, "priced-a", "tokens") == "" and cell(table, "priced-a", "cost") == ""
+        assert cell(table, "cheap", "cost") != ""  # small enough: read
+        table.move_cursor(row=table.row_of("priced-a"))
+        await pilot.pause()
+        detail = str(app.screen.query_one("#run-detail").render())
+        assert "tokens and cost not read: a big run file (latency from the index)" in detail
