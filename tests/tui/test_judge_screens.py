@@ -218,7 +218,7 @@ async def test_stopping_a_run_rejudge_keeps_finished_cases_and_resumes(tmp_path,
             await app.push_screen(again)
             await wait_ready(app, pilot)
             await run_form(app, pilot)
-            assert isinstance(app.screen, CompareScreen)
+            assert isinstance(app.screen, CompareScreen), screen_text(app)
             assert len(file_cases(path, app.screen.b_run_id)) == 40
             assert len(slow.chat_requests()) - calls <= (40 - kept) * 3
 

@@ -52,7 +52,8 @@ class RunsScreen(Screen[None]):
             "b",
             "mark_candidate",
             "mark B",
-            tooltip="Mark (or unmark) the highlighted run as a candidate B; several are allowed",
+            tooltip="Mark the highlighted run as B (a candidate); again unmarks it; several Bs "
+            "are compared with A together",
         ),
         Binding(
             "c",
@@ -68,9 +69,20 @@ class RunsScreen(Screen[None]):
             key_display="/",
             tooltip="Filter runs by name, id, config or judge",
         ),
-        Binding("e", "export", "export", tooltip="Export the runs table to CSV, JSON or Parquet"),
+        # e and y stay out of the footer (it holds ? help at 80 columns); Help and ctrl+p list them
         Binding(
-            "y", "copy", "copy", tooltip="Copy the highlighted run's details as Markdown (OSC 52)"
+            "e",
+            "export",
+            "export",
+            show=False,
+            tooltip="Export the runs table to CSV, JSON or Parquet",
+        ),
+        Binding(
+            "y",
+            "copy",
+            "copy",
+            show=False,
+            tooltip="Copy the highlighted run's details as Markdown (OSC 52)",
         ),
         Binding(
             "J",
@@ -155,6 +167,7 @@ class RunsScreen(Screen[None]):
         self.set_class(loaded, "-loaded")
         if loaded:
             self.table.focus()
+            self._status()
 
     def watch_marks(self) -> None:
         self._status()
@@ -183,9 +196,13 @@ class RunsScreen(Screen[None]):
                 model = model.with_costs(known, self._unread)
             _first_page(model, self.size.width)  # built here, not on the UI thread
         except Exception as err:  # a worker reports its failure; it never ends the app
-            self.app.call_from_thread(self.store_failed, str(err))
+            self.app.call_from_thread(self._load_failed, str(err))
             return
         self.app.call_from_thread(self._loaded, model, store)
+
+    def _load_failed(self, error: str) -> None:
+        self.store_failed(error)
+        self.notify(error, title="cannot list the runs", severity="error", markup=False)
 
     def _loaded(self, model: RunsModel, store: Store) -> None:
         known = set(self.marks)

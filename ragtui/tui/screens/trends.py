@@ -142,7 +142,12 @@ class TrendsScreen(Screen[None]):
         self.app.call_from_thread(self._computed, metric, series, costs)
 
     def _failed(self, error: str) -> None:
+        """A line (in the title) and a notification; the screen stays."""
         self.query_one(LoadingIndicator).display = False
+        line = Text("ragtui", style="bold")
+        line.append(" · Trends  ")
+        line.append(printable(error), style="bold red")
+        self.query_one(TitleBar).set_title(line, str(self.ragtui.folder))
         self.notify(error, title="trends", severity="error", markup=False)
 
     def _computed(
