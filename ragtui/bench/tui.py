@@ -292,7 +292,7 @@ async def ragtui_case_list(folder: Path, n: int) -> dict[str, float]:
 
 
 def _case_rows(folder: Path, run_id: str, cap: int) -> tuple[list[str], list[tuple[Any, ...]]]:
-    from ragtui.tui.screens.cases import RAW_ID, case_table
+    from ragtui.tui.widgets.case_grid import RAW_ID, case_table
 
     with Store.open(folder) as store:
         table, _ = case_table(store, run_id)
@@ -301,7 +301,7 @@ def _case_rows(folder: Path, run_id: str, cap: int) -> tuple[list[str], list[tup
 
 
 def _case_arrow(folder: Path, run_id: str) -> Any:
-    from ragtui.tui.screens.cases import RAW_ID, case_table
+    from ragtui.tui.widgets.case_grid import RAW_ID, case_table
 
     with Store.open(folder) as store:
         table, _ = case_table(store, run_id)

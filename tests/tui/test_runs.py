@@ -206,7 +206,7 @@ def test_sparkline_on_a_shared_scale() -> None:
 def test_lines_order_reruns_together_under_a_group_line() -> None:
     from ragtui.core.store import RunRow
     from ragtui.format import short_metric
-    from ragtui.tui.widgets.run_table import build_lines
+    from ragtui.tui.widgets.runs_model import build_lines
 
     def run(run_id: str, key: str, mean: float | None) -> RunRow:
         return RunRow(
@@ -380,7 +380,7 @@ async def test_breakpoints_fold_the_footer_and_the_detail_panel(history, make_ap
 
 async def test_a_long_history_shows_its_first_page_then_every_run(tmp_path, make_app) -> None:
     from ragtui.bench.synthetic import write_synthetic_history
-    from ragtui.tui.widgets.run_table import PAGE
+    from ragtui.tui.widgets.runs_model import PAGE
 
     folder = tmp_path / "runs"
     write_synthetic_history(folder, runs=PAGE + 10, cases=2, metrics=2, texts=False)
