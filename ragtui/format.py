@@ -959,3 +959,77 @@ def class_filter_caption(klass: str | None, count: int | None = None) -> str:
     if klass is None:
         return "every class"
     return klass if count is None else f"{klass} ({count})"
+
+
+# The methods, agreement figures, run states and words the Help glossary adds (tui-runs).
+GLOSSARY.update(
+    {
+        "paired t": "method: t-interval and t-test of the per-case differences (enough cases, scores with spread)",
+        "sign-flip": "method: randomly flip the signs of the differences (exact for few cases, mid-p); the CI by inverting the test",
+        "score": "method: binary scores, Tango's score interval and McNemar's test on the cases that flipped",
+        "by cluster": "method: cases grouped by cluster (e.g. source document) are resampled or tested together",
+        "no spread": "method: every difference is equal; an exact bound on how many cases could differ",
+        "Holm": "Holm's step-down adjustment of p-values for testing several metrics at once",
+        "power": "the chance of detecting a change as large as the margin with this many cases",
+        "margin": "the practical margin in points (default 5): smaller changes do not matter",
+        "TOST": "two one-sided tests: the 90% CI lies inside ±margin, so any change is too small to matter",
+        "weighted κ": "quadratic-weighted kappa for 1-5 style grades: a near miss (4 vs 5) counts as partial agreement",
+        "AC1": "Gwet's AC1: agreement beyond chance that stays meaningful when one label dominates (where κ collapses)",
+        "no data": "no case was scored in both runs",
+        "not comparable": "A and B scored the metric on different scales: declare one scale for both",
+        "parse failures": "judge replies with no recognisable grade: scored 0 by the rule of the metric and counted, shown beside the mean",
+        "errors": "grades that failed (judge down, bad reply): kept out of the mean and counted",
+        "summary-only run": "the tool saved aggregates but no cases: listed and shown in Trends with its stated means; compare refuses it",
+        "in progress": "a batch is still writing this run's file: its figures grow until it ends",
+        "rerun": "the same config run again (same config key): the spread of reruns is the noise",
+        "rejudge": "the same answers graded by another judge (its parent is the graded run)",
+        "points": "figures are 0-100; a delta of 5 points is 0.05 on the 0-1 scale, never percent",
+    }
+)
+
+# One line per column header of the Runs table and of a run's case list, shown when the column
+# (or a cell in it) is focused.
+RUNS_COLUMNS: dict[str, str] = {
+    "mark": "A: the baseline, B: a candidate (a marks the baseline, b toggles candidates)",
+    "date": "when the run was made (UTC)",
+    "run": "run name; ┌├└ ×N groups the N reruns of one config (the group row shows their mean)",
+    "kind": "eval, rerun (same config again), rejudge (another judge), summary, running",
+    "config": "config key: runs with the same key are reruns of one config",
+    "judge": "the judge model that graded the run",
+    "N": "cases in the run",
+    "metric": "mean in points (0-100) over the scored cases; the sparkline is this config's "
+    "means so far; ! parse failures beside it",
+    "err": "grades that failed or did not parse, all metrics (never counted as 0)",
+    "ms": "mean latency per case in milliseconds",
+    "tokens": "mean tokens per case (prompt + completion)",
+    "cost": "total cost of the run's cases, as the tool reported it",
+}
+CASE_COLUMNS: dict[str, str] = {
+    "#": "the case's line in the run file (1 = first case)",
+    "case": "the case id: cases are matched across runs by it",
+    "metric": "the case's score in points (0-100); error: the metric failed (not a 0)",
+    "question": "the question asked (one line; untrusted text shown literally)",
+    "answer": "the system's answer (one line)",
+    "ms": "the case's latency in milliseconds",
+}
+
+
+# ---------------------------------------------------------------- Markdown (copy with `y`)
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def md_inline(text: object, limit: int | None = None) -> str:
+    """Untrusted text as inert Markdown on one line: controls made visible, markup escaped."""
+    flat = " ".join(printable(text).split())
+    if limit is not None and len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def md_table(headers: Iterable[str], rows: Iterable[Iterable[object]]) -> list[str]:
+    """A Markdown table; every cell (headers too) made inert with `md_inline`."""
+    head = [md_inline(h) for h in headers]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(md_inline(c) for c in row) + " |" for row in rows]
+    return out

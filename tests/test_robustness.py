@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from ragtui import importers
+from ragtui.bench.synthetic import write_synthetic_history
 from ragtui.core.errors import RagtuiError, RunFileError
 from ragtui.core.model import Case, Chunk, Claim, JudgeInfo, Run, Score
 from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.core.store import INDEX_NAME, Store
-from ragtui.core.synthetic import write_synthetic_history
 from ragtui.importers.base import ImportOptions
 from tests.core.index_helpers import content
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -187,3 +188,47 @@ def cost_deltas(a: RunCosts, b: RunCosts) -> list[CostDelta]:
             ratio = None  # a tiny A over a big B: no ratio worth printing (and JSON has no inf)
         out.append(CostDelta(field, ma, mb, delta, ratio))
     return out
+
+
+def latency_costs(store: Store, run_ids: Sequence[str]) -> list[RunCosts]:
+    """Latency only, from the index (no run file is read): for runs too big to read whole
+    for their tokens and cost. In the order given."""
+    found = store.run_latency(list(run_ids))
+    out = []
+    for run_id in run_ids:
+        n_cases, n, total = found.get(run_id, (0, 0, 0.0))
+        figures = (Figure("latency_ms", n, total, total / n),) if n else ()
+        out.append(RunCosts(run_id, n_cases, figures))
+    return out
+
+
+READ_BUDGET = 64 * 1024 * 1024  # bytes of run files read for tokens and cost, all runs together
+READ_LIMIT = 16 * 1024 * 1024  # a bigger run file is not read for them
+
+
+def bounded_costs(
+    store: Store, runs: Sequence[Any], budget: int | None = None, limit: int | None = None
+) -> tuple[dict[str, RunCosts], list[str]]:
+    """Cost figures for `runs` (RunRows) without reading more than `budget` bytes of run
+    files: the smallest files are read for latency, tokens and cost; the others (and any
+    file over `limit`) give latency only, from the index. Returns (run id -> figures, the
+    ids that were not read)."""
+    budget = READ_BUDGET if budget is None else budget
+    limit = READ_LIMIT if limit is None else limit
+    sized = []
+    for run in runs:
+        try:
+            size = os.stat(run.file).st_size
+        except OSError:
+            size = limit + 1
+        sized.append((size, run.id))
+    read, skipped, spent = [], [], 0
+    for size, run_id in sorted(sized):
+        if size <= limit and spent + size <= budget:
+            read.append(run_id)
+            spent += size
+        else:
+            skipped.append(run_id)
+    out = {c.run: c for c in run_costs(store, read)} if read else {}
+    out.update({c.run: c for c in latency_costs(store, skipped)} if skipped else {})
+    return out, skipped

@@ -58,6 +58,8 @@ class RunRow:
     means: Mapping[str, float | None] = field(default_factory=dict)  # per-case means
     scored: Mapping[str, int] = field(default_factory=dict)  # cases with a score, per metric
     errors: Mapping[str, int] = field(default_factory=dict)  # failed cases, metrics with any
+    # grades whose judge reply could not be read (a 0 or an error), metrics with any
+    parse_failures: Mapping[str, int] = field(default_factory=dict)
     stated: tuple[StatedFigure, ...] = ()  # run-level figures as the tool stated them
 
     @property
@@ -92,6 +94,7 @@ class RunRow:
             "summary_only": self.summary_only,
             "means": dict(self.means),
             "errors": dict(self.errors),
+            "parse_failures": dict(self.parse_failures),
             "stated": [
                 {
                     "metric": f.metric,
@@ -152,14 +155,18 @@ def run_rows(cur: Cursor) -> list[RunRow]:
     means: dict[str, dict[str, float | None]] = {}
     scored: dict[str, dict[str, int]] = {}
     errors: dict[str, dict[str, int]] = {}
-    for run_id, metric, mean, n, n_errors in cur.execute(
-        "SELECT run_id, metric, avg(value), count(value), count(error) FROM scores "
+    parse_failures: dict[str, dict[str, int]] = {}
+    for run_id, metric, mean, n, n_errors, n_parse in cur.execute(
+        "SELECT run_id, metric, avg(value), count(value), count(error), "
+        "count(*) FILTER (WHERE parse_failure) FROM scores "
         "GROUP BY run_id, metric ORDER BY run_id, metric"
     ).fetchall():
         means.setdefault(run_id, {})[metric] = mean
         scored.setdefault(run_id, {})[metric] = n
         if n_errors:
             errors.setdefault(run_id, {})[metric] = n_errors
+        if n_parse:
+            parse_failures.setdefault(run_id, {})[metric] = n_parse
     figures = stated(cur)
     rows = []
     for r in cur.execute(
@@ -188,6 +195,7 @@ def run_rows(cur: Cursor) -> list[RunRow]:
                 means=means.get(r[0], {}),
                 scored=scored.get(r[0], {}),
                 errors=errors.get(r[0], {}),
+                parse_failures=parse_failures.get(r[0], {}),
                 stated=figures.get(r[0], ()),
             )
         )
@@ -254,6 +262,34 @@ def resolve_run(cur: Cursor, ref: str, folder: Path) -> str:
 
 def _ids(cur: Cursor, sql: str, ref: str) -> list[str]:
     return [r[0] for r in cur.execute(sql, [ref]).fetchall()]
+
+
+def group_means(
+    cur: Cursor, groups: Mapping[str, Sequence[str]]
+) -> dict[str, tuple[dict[str, float], int]]:
+    """Per group of reruns (key -> run ids): each metric's mean over its cases of the case's
+    mean over the runs that scored it (the A figure a comparison uses when A has reruns),
+    and the number of distinct cases. Groups with no case are left out."""
+    keys = [k for k, ids in groups.items() for _ in ids]
+    ids = [r for members in groups.values() for r in members]
+    if not ids:
+        return {}
+    rows = cur.execute(
+        "WITH g AS (SELECT unnest($1) AS grp, unnest($2) AS run_id), "
+        "per_case AS (SELECT g.grp, s.metric, s.case_id, avg(s.value) AS v FROM scores s "
+        "JOIN g USING (run_id) GROUP BY ALL) "
+        "SELECT grp, metric, avg(v) FROM per_case GROUP BY ALL ORDER BY ALL",
+        [keys, ids],
+    ).fetchall()
+    counts = cur.execute(
+        "WITH g AS (SELECT unnest($1) AS grp, unnest($2) AS run_id) "
+        "SELECT grp, count(DISTINCT case_id) FROM cases JOIN g USING (run_id) GROUP BY grp",
+        [keys, ids],
+    ).fetchall()
+    out: dict[str, tuple[dict[str, float], int]] = {k: ({}, n) for k, n in counts}
+    for key, metric, mean in rows:
+        out.setdefault(key, ({}, 0))[0][metric] = mean
+    return out
 
 
 def reruns(cur: Cursor, run_id: str) -> list[str]:
@@ -333,11 +369,12 @@ def case_history(cur: Cursor, case_id: str) -> pa.Table:
     )
 
 
-def case_grid(cur: Cursor, run_id: str) -> tuple[pa.Table, list[str]]:
+def case_grid(cur: Cursor, run_id: str, limit: int | None = None) -> tuple[pa.Table, list[str]]:
     """(table, metrics) for a run's case list: n, case, one column m0, m1, … per metric
     (points with one decimal, `error` where the metric failed, null where never scored),
     question, answer, ms, and case_id (the raw id). Texts are flattened to one line; the
-    caller makes them printable. Built in DuckDB: no per-row Python loop for 100k cases."""
+    caller makes them printable. Built in DuckDB: no per-row Python loop for 100k cases.
+    `limit`: only the first cases in file order (a first screenful, fast on any size)."""
     names = metrics(cur, [run_id])
     # Metric names are data: they go in as parameters, the columns get safe aliases m0, m1…
     # Pivot the numbers first and format after: aggregating doubles is cheaper than strings.
@@ -350,21 +387,58 @@ def case_grid(cur: Cursor, run_id: str) -> tuple[pa.Table, list[str]]:
         f", CASE WHEN p.e{i} THEN 'error' ELSE printf('%5.1f', 100 * p.v{i}) END AS m{i}"
         for i in range(len(names))
     )
+    # ordinals run 0, 1, … in file order: the first cases are found by the zone maps alone
+    first = "" if limit is None else f"AND ordinal < {int(limit)}"
+    only = "" if limit is None else "AND case_id IN (SELECT case_id FROM c)"
     pivot_cte = (
-        f"p AS (SELECT case_id, {pivot} FROM scores WHERE run_id = $1 GROUP BY case_id)"
+        f"p AS (SELECT case_id, {pivot} FROM scores WHERE run_id = $1 {only} GROUP BY case_id)"
         if names
         else "p AS (SELECT NULL::VARCHAR AS case_id)"
     )
     sql = f"""
-        WITH {pivot_cte}
+        WITH c AS (SELECT * FROM cases WHERE run_id = $1 {first}), {pivot_cte}
         SELECT c.ordinal + 1 AS n, {_one_line("c.case_id")} AS "case"{metric_cols},
                {_one_line("c.question")} AS question, {_one_line("c.answer")} AS answer,
                round(c.latency_ms)::BIGINT AS ms, c.case_id AS case_id
-        FROM cases c LEFT JOIN p ON p.case_id = c.case_id
-        WHERE c.run_id = $1
+        FROM c LEFT JOIN p ON p.case_id = c.case_id
         ORDER BY c.ordinal
     """
     return arrow(cur, sql, [run_id, *names]), names
+
+
+def case_values(cur: Cursor, run_id: str) -> tuple[pa.Table, list[str]]:
+    """(table, metrics): a run's cases as data, in file order: case_id, n, question, answer,
+    latency_ms, then per metric its value (a fraction; null when it failed or was never
+    scored) as column v0, v1, … and its error message as e0, e1, … (the caller names them)."""
+    names = metrics(cur, [run_id])
+    pivot = "".join(
+        f", first(value) FILTER (WHERE metric = ${i + 2}) AS v{i}"
+        f", first(error) FILTER (WHERE metric = ${i + 2}) AS e{i}"
+        for i in range(len(names))
+    )
+    values = "".join(f", p.v{i}, p.e{i}" for i in range(len(names)))
+    sql = f"""
+        WITH p AS (SELECT case_id{pivot} FROM scores WHERE run_id = $1 GROUP BY case_id)
+        SELECT c.case_id, c.ordinal + 1 AS n, c.question, c.answer, c.latency_ms{values}
+        FROM cases c LEFT JOIN p ON p.case_id = c.case_id
+        WHERE c.run_id = $1 ORDER BY c.ordinal
+    """
+    return arrow(cur, sql, [run_id, *names]), names
+
+
+def run_latency(cur: Cursor, run_ids: Sequence[str]) -> dict[str, tuple[int, int, float]]:
+    """run id -> (cases, cases with a latency, their summed latency in ms), from the index."""
+    rows = cur.execute(
+        "SELECT run_id, count(*), count(latency_ms), coalesce(sum(latency_ms), 0) FROM cases "
+        "WHERE list_contains(?, run_id) GROUP BY run_id",
+        [list(run_ids)],
+    ).fetchall()
+    return {r[0]: (int(r[1]), int(r[2]), float(r[3])) for r in rows}
+
+
+def case_count(cur: Cursor, run_id: str) -> int:
+    row = cur.execute("SELECT count(*) FROM cases WHERE run_id = ?", [run_id]).fetchone()
+    return int(row[0]) if row else 0
 
 
 def _one_line(column: str) -> str:

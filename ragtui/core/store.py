@@ -16,7 +16,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -356,15 +356,33 @@ class Store:
     def cases(self, run_id: str) -> pa.Table:
         return self._query(queries.cases, run_id)
 
-    def case_grid(self, run_id: str) -> tuple[pa.Table, list[str]]:
-        """A run's case list for the Cases screen (see queries.case_grid)."""
-        return self._query(queries.case_grid, run_id)
+    def case_grid(self, run_id: str, limit: int | None = None) -> tuple[pa.Table, list[str]]:
+        """A run's case list for the Cases screen (see queries.case_grid); `limit`: the
+        first cases only."""
+        return self._query(queries.case_grid, run_id, limit)
+
+    def case_values(self, run_id: str) -> tuple[pa.Table, list[str]]:
+        """A run's cases with their scores as data (see queries.case_values)."""
+        return self._query(queries.case_values, run_id)
+
+    def run_latency(self, run_ids: Sequence[str]) -> dict[str, tuple[int, int, float]]:
+        """run id -> (cases, cases with a latency, summed latency in ms), from the index."""
+        return self._query(queries.run_latency, run_ids)
+
+    def case_count(self, run_id: str) -> int:
+        return self._query(queries.case_count, run_id)
 
     def human(self, run_ids: Sequence[str]) -> pa.Table:
         return self._query(queries.human, run_ids)
 
     def case_history(self, case_id: str) -> pa.Table:
         return self._query(queries.case_history, case_id)
+
+    def group_means(
+        self, groups: Mapping[str, Sequence[str]]
+    ) -> dict[str, tuple[dict[str, float], int]]:
+        """Per group of reruns, each metric's mean of per-case rerun means (queries.group_means)."""
+        return self._query(queries.group_means, groups)
 
     def reruns(self, run_id: str) -> list[str]:
         """Runs of the same config (same config key and dataset), oldest first, itself included."""

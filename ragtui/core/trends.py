@@ -8,12 +8,14 @@ form one series; the spread of their means (max - min) is what reruns of that co
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 import pyarrow as pa
 
+from ragtui.core.costs import RunCosts
 from ragtui.core.intervals import mean_interval
 from ragtui.core.stats import bottom_indices
 from ragtui.core.store import Store
@@ -32,6 +34,7 @@ class TrendPoint:
     ci_low: float | None  # None when fewer than 2 scored cases
     ci_high: float | None
     bottom: float | None  # mean of the worst BOTTOM_SHARE of cases
+    stated: bool = False  # a summary-only run: the mean its tool stated (no cases, no CI)
 
 
 @dataclass(frozen=True)
@@ -70,19 +73,42 @@ def point(
 
 
 def metric_trends(store: Store, metric: str) -> list[TrendSeries]:
-    """Every config's series for `metric`, ordered by the date of its first run."""
+    """Every config's series for `metric`, ordered by the date of its first run. A
+    summary-only run (no cases) is a point at the mean its tool stated."""
     runs = store.runs()
     if runs.num_rows == 0:
         return []
     scores = store.scores(runs.column("run_id").to_pylist(), [metric], ordered=False)
     by_run = _values_by_run(scores)
+    stated = {
+        run_id: next((f.value for f in figures if f.metric == metric), None)
+        for run_id, figures in store.stated().items()
+    }
     groups: dict[str, list[TrendPoint]] = {}
     names: dict[str, list[str]] = {}
     for row in runs.select(["run_id", "name", "created_at", "config_key"]).to_pylist():
         values, errors = by_run.get(row["run_id"], (np.zeros(0), 0))
-        if values.size == 0 and errors == 0:
-            continue  # this run never scored the metric
         key = row["config_key"]
+        if values.size == 0 and errors == 0:
+            said = stated.get(row["run_id"])
+            if said is None or row["run_id"] in by_run:
+                continue  # this run never scored the metric
+            groups.setdefault(key, []).append(
+                TrendPoint(
+                    row["run_id"],
+                    row["name"],
+                    row["created_at"],
+                    0,
+                    0,
+                    said,
+                    None,
+                    None,
+                    None,
+                    stated=True,
+                )
+            )
+            names.setdefault(key, []).append(row["name"])
+            continue
         groups.setdefault(key, []).append(
             point(row["run_id"], row["name"], row["created_at"], values, errors)
         )
@@ -114,3 +140,40 @@ def _values_by_run(scores: pa.Table) -> dict[str, tuple[np.ndarray, int]]:
 def _most_common(names: list[str]) -> str:
     # ties go to the earliest name, so the label is stable as reruns are added
     return max(dict.fromkeys(names), key=names.count)
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    """One config on the quality-against-cost plot."""
+
+    config_key: str
+    label: str
+    quality: float  # the mean of its runs' means of the metric (a fraction)
+    costs: Mapping[str, float]  # field -> the mean over its runs of the per-case mean
+    runs: int
+
+
+def quality_against_cost(
+    series: list[TrendSeries], costs: Mapping[str, RunCosts], fields: Sequence[str]
+) -> list[CostPoint]:
+    """Per config with a mean of the metric: its mean quality and its mean per-case figure
+    of each field that some run of it carries."""
+    out = []
+    for one in series:
+        quality = [p.mean for p in one.points if p.mean is not None]
+        if not quality:
+            continue
+        means = {}
+        for field in fields:
+            spend = []
+            for p in one.points:
+                found = costs.get(p.run_id)
+                figure = None if found is None else found.figure(field)
+                if figure is not None and figure.mean is not None:
+                    spend.append(figure.mean)
+            if spend:
+                means[field] = float(np.mean(spend))
+        out.append(
+            CostPoint(one.config_key, one.label, float(np.mean(quality)), means, len(one.points))
+        )
+    return out

@@ -298,14 +298,20 @@ async def judge_run(
     finally:
         finished = state.done == state.total
         empty = not appender.done
-        await asyncio.to_thread(journal.close, finished=finished)
-        await asyncio.to_thread(appender.close)
-        if own_client:
-            await client.aclose()
-        if empty:  # nothing judged (e.g. the judge unreachable): leave no empty run behind
-            path.unlink(missing_ok=True)
-        else:  # even a partial batch: the index mirrors the file
-            await asyncio.to_thread(store.index_file, path)
+
+        async def close() -> None:
+            await asyncio.to_thread(journal.close, finished=finished)
+            await asyncio.to_thread(appender.close)  # releases the file's batch lock
+            if own_client:
+                await client.aclose()
+            if empty:  # nothing judged (e.g. the judge unreachable): leave no empty run
+                path.unlink(missing_ok=True)
+            else:  # even a partial batch: the index mirrors the file
+                await asyncio.to_thread(store.index_file, path)
+
+        # A stopped batch is often cancelled twice (its screen closes too): the second
+        # cancel must not skip the closing, or the file stays locked for the next batch.
+        await _uncancellable(close())
     return BatchResult(
         run_id=run.id,
         path=path,
@@ -381,6 +387,21 @@ async def _append(appender: RunFileAppender, case: Case, lock: asyncio.Lock) -> 
         except asyncio.CancelledError:
             await task  # let the line land whole before the file is closed
             raise
+
+
+async def _uncancellable(coro: Coroutine[Any, Any, None]) -> None:
+    """Run `coro` to its end even if the caller is cancelled (again) meanwhile; then let the
+    cancellation through."""
+    task = asyncio.ensure_future(coro)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+    task.result()  # its own error, if it failed
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 async def _all_or_none(coros: Sequence[Coroutine[Any, Any, T]]) -> list[T]:

@@ -276,8 +276,8 @@ def test_judge_cache_round_trip(tmp_path: Path) -> None:
 def test_decoding_beside_committing_indexes_what_one_thread_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group_bytes: int
 ) -> None:
+    from ragtui.bench.synthetic import write_synthetic_history
     from ragtui.core import indexer, runfile
-    from ragtui.core.synthetic import write_synthetic_history
     from tests.core.index_helpers import content
 
     monkeypatch.setattr(committer, "GROUP_BYTES", group_bytes)

@@ -227,7 +227,8 @@ async def test_acceptance_flow_on_sample_runs(sample_copy, make_app) -> None:
         a = next(r["run_id"] for r in all_runs if r["name"] == "baseline")
         b = next(r["run_id"] for r in all_runs if r["run_id"].startswith("small-gen"))
         for run_id, key in ((a, "a"), (b, "b")):
-            table.move_cursor(row=shown.index(run_id))
+            assert run_id in shown
+            table.move_cursor(row=table.row_of(run_id))
             await pilot.pause()
             await pilot.press(key)
         await pilot.press("c")

@@ -1,4 +1,4 @@
-"""Re-judge a case (`j`), a run (then Compare with judge agreement), and the Noise screen,
+"""Re-judge a case (`R`), a run (then Compare with judge agreement), and the Noise screen,
 against the real fake judge HTTP server (tests/fakejudge.py) on 127.0.0.1."""
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ async def test_stopping_a_run_rejudge_keeps_finished_cases_and_resumes(tmp_path,
             await app.push_screen(again)
             await wait_ready(app, pilot)
             await run_form(app, pilot)
-            assert isinstance(app.screen, CompareScreen)
+            assert isinstance(app.screen, CompareScreen), screen_text(app)
             assert len(file_cases(path, app.screen.b_run_id)) == 40
             assert len(slow.chat_requests()) - calls <= (40 - kept) * 3
 
@@ -300,7 +300,7 @@ async def test_J_on_runs_rejudges_the_highlighted_run_and_n_opens_noise(
         runs_screen = app.screen
         assert isinstance(runs_screen, RunsScreen)
         table = runs_screen.query_one(RunTable)
-        table.move_cursor(row=table.shown_runs().index(ids["strict-prompt"]))
+        table.move_cursor(row=table.row_of(ids["strict-prompt"]))
         await pilot.pause()
         await pilot.press("n")
         await wait_ready(app, pilot)
@@ -360,3 +360,37 @@ async def test_rejudge_of_a_run_that_no_longer_exists_is_a_line_not_a_crash(
         await pilot.press("escape")
         await wait_ready(app, pilot)
         assert app.is_running
+
+
+async def test_a_noise_check_says_what_it_will_do_and_sends_nothing_before_start(
+    runs, fake, make_app
+) -> None:
+    """cases × metrics × reruns = calls, the judge, and what the pending comparison may add;
+    nothing reaches the judge before Start; Back returns to the form."""
+    path, ids = runs
+    n = len(file_cases(path, ids["baseline"]))
+    app = make_app(path)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await wait_ready(app, pilot)
+        screen = NoiseScreen(ids["baseline"], against=ids["small-generator"])
+        await app.push_screen(screen)
+        await wait_ready(app, pilot)
+        metrics = screen.query_one(SelectionList)
+        metrics.deselect_all()
+        metrics.select("faithfulness")
+        metrics.select("answer_relevance")
+        screen.query_one("#judge-times", Input).value = "4"
+        await pilot.click("#judge-run")
+        await wait_ready(app, pilot)
+        text = screen_text(app)
+        assert f"Noise check of baseline: {n} cases × 2 metrics × 4 reruns = {n * 8} judge" in text
+        assert f"fake (ollama judge-1 at {fake.url})" in text
+        b = len(file_cases(path, ids["small-generator"]))
+        flat = " ".join(text.split())  # the plan wraps at the screen's width
+        assert f"B is re-judged first, up to {b * 2} more calls" in flat
+        assert fake.chat_requests() == []
+        await pilot.click("#batch-back")
+        await wait_ready(app, pilot)
+        assert screen.query_one("#batch-form").display
+        assert not screen.query_one("#batch-confirm").display
+        assert fake.chat_requests() == [] and not screen.running

@@ -1,18 +1,16 @@
-"""The Runs screen and a run's case list, driven through the real app."""
+"""The Runs screen, driven through the real app: group lines, marks, filter, layouts,
+parse failures, run states, cost, export and copy."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from textual_fastdatatable import DataTable as FastTable
-
 from ragtui.core.model import Run
-from ragtui.core.runfile import SUFFIX, write_run_file
-from ragtui.tui.screens.cases import CaseListScreen
+from ragtui.core.runfile import SUFFIX
 from ragtui.tui.screens.runs import RunsScreen
 from ragtui.tui.widgets.run_table import RunTable
-from tests.tui.conftest import JUDGE, history_cases, wait_ready
+from tests.tui.conftest import JUDGE, METRICS, history_cases, wait_ready
 
 
 def file_means(folder: Path) -> dict[str, dict[str, float]]:
@@ -29,8 +27,24 @@ def file_means(folder: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def cell(table: RunTable, run_id: str, column: str) -> str:
-    return str(table.get_cell(run_id, column))
+def cell(table: RunTable, run_id: str, column: str, *, group: bool = False) -> str:
+    """What a run's row (or its group's line) shows in a column."""
+    return table.text(run_id, column, group=group)
+
+
+def case_means(folder: Path, run_ids: list[str]) -> dict[str, float]:
+    """The per-metric mean over cases of each case's mean over `run_ids` (plain json)."""
+    per_case: dict[tuple[str, str], list[float]] = {}
+    for run_id in run_ids:
+        lines = (folder / f"{run_id}{SUFFIX}").read_text(encoding="utf-8").splitlines()[1:]
+        for line in lines:
+            case = json.loads(line)
+            for metric, score in case.get("scores", {}).items():
+                per_case.setdefault((metric, case["case_id"]), []).append(score["value"])
+    by_metric: dict[str, list[float]] = {}
+    for (metric, _), values in per_case.items():
+        by_metric.setdefault(metric, []).append(sum(values) / len(values))
+    return {m: sum(v) / len(v) for m, v in by_metric.items()}
 
 
 async def test_runs_screen_lists_every_sample_run_with_its_means(sample_copy, make_app) -> None:
@@ -43,27 +57,42 @@ async def test_runs_screen_lists_every_sample_run_with_its_means(sample_copy, ma
         assert sorted(table.shown_runs()) == sorted(expected)
         for run_id, means in expected.items():
             for metric, mean in means.items():
-                # the cell may start with a sparkline; the number is its last word
-                assert cell(table, run_id, f"m:{metric}").split()[-1] == f"{100 * mean:.1f}"
+                # the cell may start with a sparkline and end with "!n" parse failures
+                words = [w for w in cell(table, run_id, f"m:{metric}").split() if w[0] != "!"]
+                assert words[-1] == f"{100 * mean:.1f}"
         title = str(app.screen.query_one("#title").render())
         assert "ragtui · Runs" in title and "sample_runs" in title
 
 
-async def test_reruns_are_grouped_with_a_count(history, make_app) -> None:
+async def test_reruns_are_grouped_under_a_line_with_their_mean(history, make_app) -> None:
     app = make_app(history)
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_ready(app, pilot)
         table = app.screen.query_one(RunTable)
         assert table.shown_runs()[:3] == ["baseline-1120", "baseline-1121", "baseline-1122"]
-        assert cell(table, "baseline-1120", "run").startswith("┌ baseline ×3")
-        assert cell(table, "baseline-1121", "run").startswith("├ ")
-        assert cell(table, "baseline-1122", "run").startswith("└ ")
-        assert cell(table, "strict-rejudge", "run").startswith("─ ")
+        assert cell(table, "baseline-1120", "run", group=True) == "┌ baseline ×3"
+        assert cell(table, "baseline-1120", "run") == "├ baseline"
+        assert cell(table, "baseline-1121", "run") == "├ baseline"
+        assert cell(table, "baseline-1122", "run") == "└ baseline"
+        assert cell(table, "strict-rejudge", "run") == "─ strict-prompt"
+        # issue 14: the group line shows the reruns' per-case mean, averaged (Compare's A);
+        # each run keeps its own means
+        reruns = ["baseline-1120", "baseline-1121", "baseline-1122"]
+        group = case_means(history, reruns)
+        own = file_means(history)
+        for metric in METRICS:
+            shown = cell(table, "baseline-1120", f"m:{metric}", group=True).split()[-1]
+            assert shown == f"{100 * group[metric]:.1f}"
+            for run_id in reruns:
+                mine = cell(table, run_id, f"m:{metric}").split()[-1]
+                assert mine == f"{100 * own[run_id][metric]:.1f}"
+        assert cell(table, "baseline-1120", "kind", group=True) == "3 reruns"
+        assert cell(table, "baseline-1120", "err", group=True) == "9"  # 3 runs x 3 errors
         # wide layout: judge column and an 8-bar sparkline of the config's history so far
         assert cell(table, "strict-rejudge", "judge") == "llama3.1:8b"
         spark = cell(table, "baseline-1122", "m:faithfulness").split()[0]
         assert len(spark) == 3 and set(spark) <= set("▁▂▃▄▅▆▇█")
-        # the detail panel: how far the three baseline runs spread, from the files
+        # the detail panel of the group line: how far the three baseline runs spread
         means = file_means(history)
         base = [
             means[r]["faithfulness"] for r in ("baseline-1120", "baseline-1121", "baseline-1122")
@@ -85,7 +114,8 @@ async def test_mark_a_and_b_then_compare(history, make_app) -> None:
         await pilot.pause()
         assert isinstance(app.screen, RunsScreen)
         assert "mark B first" in [n.message for n in app._notifications][-1]
-        await pilot.press("down", "down", "down", "b")
+        # rows: the baseline group line, its 3 runs, the strict group line, strict-1124
+        await pilot.press(*["down"] * 5, "b")
         assert cell(table, "strict-1124", "mark") == "B"
         assert "A baseline-1120" in str(screen.query_one("#status").render())
         await pilot.press("c")
@@ -128,9 +158,9 @@ async def test_click_highlights_a_row(history, make_app) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(app, pilot)
         table = app.screen.query_one(RunTable)
-        await pilot.click(RunTable, offset=(20, 3))  # header is row 0: third run
+        await pilot.click(RunTable, offset=(20, 3))  # header, group line, 1120, then 1121
         await pilot.pause()
-        assert table.highlighted_run == "baseline-1122"
+        assert table.highlighted_run == "baseline-1121"
         assert isinstance(app.screen, RunsScreen)  # one click only highlights
 
 
@@ -147,86 +177,6 @@ async def test_compact_at_80x24_still_shows_every_mean(history, make_app) -> Non
             assert cell(table, "strict-1125", f"m:{metric}") == f"{100 * mean:.1f}"
 
 
-async def test_enter_opens_the_case_list_and_enter_a_case(history, make_app) -> None:
-    app = make_app(history)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_ready(app, pilot)
-        await pilot.press("down", "enter")
-        await wait_ready(app, pilot)
-        screen = app.screen
-        assert isinstance(screen, CaseListScreen) and screen.run_id == "baseline-1121"
-        grid = screen.query_one("#cases", FastTable)
-        assert grid.row_count == 24
-        lines = (history / f"baseline-1121{SUFFIX}").read_text(encoding="utf-8").splitlines()
-        first = json.loads(lines[1])
-        columns = list(grid.backend.columns)
-        row = grid.get_row_at(0)
-        assert row[columns.index("case")] == first["case_id"]
-        faith = first["scores"]["faithfulness"]["value"]
-        assert row[columns.index("faithfulness")].strip() == f"{100 * faith:.1f}"
-        errored = json.loads(lines[4])  # case 3 has a context_recall error
-        assert grid.get_row_at(3)[columns.index("context_recall")] == "error"
-        assert errored["errors"]["context_recall"]
-        # untrusted text stays literal: markup characters kept, ESC made visible
-        question = grid.get_row_at(5)[columns.index("question")]
-        assert question.startswith("[bold red]x[/]") and "\\x1b[31m" in question
-        assert "\x1b" not in question
-
-        await pilot.press("slash", *"billing")
-        await pilot.pause()
-        grid = screen.query_one("#cases", FastTable)
-        assert grid.row_count == 4
-        assert screen.visible_case_ids() == ["billing-01", "billing-07", "billing-13", "billing-19"]
-        await pilot.press("enter", "down", "enter")
-        await pilot.pause()
-        from ragtui.tui.screens.case import CaseScreen
-
-        assert isinstance(app.screen, CaseScreen)
-        assert app.screen.case_ids == screen.visible_case_ids()
-        assert app.screen.index == 1
-
-
-async def test_escape_goes_back_to_runs(history, make_app) -> None:
-    app = make_app(history)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_ready(app, pilot)
-        await pilot.press("enter")
-        await wait_ready(app, pilot)
-        assert isinstance(app.screen, CaseListScreen)
-        await pilot.press("escape")
-        assert isinstance(app.screen, RunsScreen)
-
-
-async def test_a_20000_case_run_opens_its_case_list(tmp_path, make_app) -> None:
-    n = 20_100  # just past DEBOUNCE_FROM_ROWS: the filter waits for a pause in the typing
-    folder = tmp_path / "big"
-    run = Run(
-        id="big", name="big", created_at="2026-11-30T00:00:00Z", config_key="cfg-big", judge=JUDGE
-    )
-    write_run_file(folder / f"big{SUFFIX}", run, history_cases(n, 0.8, seed=7))
-    app = make_app(folder)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_ready(app, pilot)
-        await pilot.press("enter")
-        await wait_ready(app, pilot)
-        screen = app.screen
-        grid = screen.query_one("#cases", FastTable)
-        assert grid.row_count == n
-        assert grid.get_row_at(0)[1] == "refund-00"
-        assert grid.get_row_at(n - 1)[0] == n
-        await pilot.press("ctrl+end")  # jump to the last row: only visible rows are rendered
-        await pilot.pause()
-        assert grid.cursor_row == n - 1
-        await pilot.press("slash", *"sso-2000")  # sso-2000 .. sso-20098: ids with i % 6 == 2
-        await pilot.pause(0.5)
-        await wait_ready(app, pilot)
-        expected = [
-            f"sso-{i:02d}" for i in range(n) if i % 6 == 2 and f"{i:02d}".startswith("2000")
-        ]
-        assert screen.visible_case_ids() == expected
-        assert screen.query_one("#cases", FastTable).row_count == len(expected)
-
-
 async def test_j_and_n_open_the_judge_screens_for_the_highlighted_run(history, make_app) -> None:
     from ragtui.tui.screens.noise import NoiseScreen
     from ragtui.tui.screens.rejudge import RejudgeRunScreen
@@ -234,7 +184,7 @@ async def test_j_and_n_open_the_judge_screens_for_the_highlighted_run(history, m
     app = make_app(history)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(app, pilot)
-        await pilot.press("down", "J")
+        await pilot.press("down", "down", "J")  # past the group line and baseline-1120
         await pilot.pause()
         assert isinstance(app.screen, RejudgeRunScreen) and app.screen.run_id == "baseline-1121"
         await pilot.press("escape")
@@ -243,37 +193,6 @@ async def test_j_and_n_open_the_judge_screens_for_the_highlighted_run(history, m
         await pilot.press("n")
         await pilot.pause()
         assert isinstance(app.screen, NoiseScreen) and app.screen.run_id == "baseline-1121"
-
-
-async def test_double_click_opens_a_run_and_a_case(history, make_app) -> None:
-    app = make_app(history)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_ready(app, pilot)
-        await pilot.double_click(RunTable, offset=(20, 2))  # second run
-        await wait_ready(app, pilot)
-        screen = app.screen
-        assert isinstance(screen, CaseListScreen) and screen.run_id == "baseline-1121"
-        grid = screen.query_one("#cases", FastTable)
-        await pilot.click(grid, offset=(10, 3))  # one click: highlight the third case only
-        await pilot.pause()
-        assert grid.cursor_row == 2 and app.screen is screen
-        await pilot.double_click(grid, offset=(10, 3))
-        await pilot.pause()
-        from ragtui.tui.screens.case import CaseScreen
-
-        assert isinstance(app.screen, CaseScreen) and app.screen.index == 2
-
-
-async def test_a_missing_run_is_an_error_line_not_a_crash(history, make_app) -> None:
-    app = make_app(history)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_ready(app, pilot)
-        await app.push_screen(CaseListScreen("no-such-run"))
-        await wait_ready(app, pilot)
-        status = str(app.screen.query_one("#status").render())
-        assert "no run 'no-such-run'" in status
-        await pilot.press("escape")
-        assert isinstance(app.screen, RunsScreen)
 
 
 def test_sparkline_on_a_shared_scale() -> None:
@@ -285,10 +204,10 @@ def test_sparkline_on_a_shared_scale() -> None:
     assert sparkline([0.8, 0.8], 0.8, 0.8) == "▅▅"  # no spread: the middle, 0.5 x 7 = 3.5 -> 4
 
 
-def test_group_rows_orders_reruns_together_with_their_history() -> None:
+def test_lines_order_reruns_together_under_a_group_line() -> None:
     from ragtui.core.store import RunRow
     from ragtui.format import short_metric
-    from ragtui.tui.widgets.run_table import group_rows
+    from ragtui.tui.widgets.runs_model import build_lines
 
     def run(run_id: str, key: str, mean: float | None) -> RunRow:
         return RunRow(
@@ -311,103 +230,269 @@ def test_group_rows_orders_reruns_together_with_their_history() -> None:
         )
 
     runs = [run("a1", "A", 0.5), run("b1", "B", 0.9), run("a2", "A", None), run("a3", "A", 0.7)]
-    rows = group_rows(runs, ["m"])
-    assert [r.run.id for r in rows] == ["a1", "a2", "a3", "b1"]
-    assert [r.glyph for r in rows] == ["┌", "├", "└", "─"]
-    assert rows[2].history["m"] == [0.5, None, 0.7] and rows[3].history["m"] == [0.9]
+    lines = build_lines(runs, ["m"], {0: ({"m": 0.6}, 1)})
+    assert [(r.run.id, r.is_group) for r in lines] == [
+        ("a1", True),
+        ("a1", False),
+        ("a2", False),
+        ("a3", False),
+        ("b1", False),
+    ]
+    assert [r.glyph for r in lines] == ["┌", "├", "├", "└", "─"]
+    assert lines[0].means == {"m": 0.6} and lines[1].means == {"m": 0.5}  # group vs its run
+    assert lines[3].history["m"] == [0.5, None, 0.7] and lines[4].history["m"] == [0.9]
+    assert lines[0].history["m"] == [0.5, None, 0.7]  # the group line: every rerun
     assert short_metric("context_precision") == "ctx prec"
     assert short_metric("answer_relevance") == "ans rel"
 
 
-async def test_s_sorts_the_case_list_lowest_first(history, make_app) -> None:
-    lines = (history / f"baseline-1120{SUFFIX}").read_text(encoding="utf-8").splitlines()[1:]
-    cases = [json.loads(x) for x in lines]
-    recall = {
-        c["case_id"]: c["scores"]["context_recall"]["value"]
-        for c in cases
-        if "context_recall" in c["scores"]
-    }
+# ---------------------------------------------------------------- parse failures, states, costs
+
+
+async def test_parse_failures_running_and_summary_runs_are_marked(tmp_path, make_app) -> None:
+    from ragtui.core.runwrite import RunFileAppender
+    from tests.tui.history_extras import PARSE_FAILED, file_cases, write_extras
+
+    folder = write_extras(tmp_path / "runs")
+    faith = [c["scores"]["faithfulness"]["value"] for c in file_cases(folder, "unparsed")]
+    live = Run(
+        id="live",
+        name="live",
+        created_at="2026-11-30T00:00:00Z",
+        config_key="cfg-live",
+        judge=JUDGE,
+    )
+    with RunFileAppender(folder / f"live{SUFFIX}", live) as out:
+        out.append(history_cases(1, 0.8, seed=3)[0])  # a batch still writing this file
+        app = make_app(folder)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await wait_ready(app, pilot)
+            table = app.screen.query_one(RunTable)
+            # the mean counts the unparsed replies as the 0 they scored, and says how many
+            shown = cell(table, "unparsed", "m:faithfulness")
+            assert shown.endswith(f"{100 * sum(faith) / len(faith):.1f} !{len(PARSE_FAILED)}")
+            table.move_cursor(row=table.row_of("unparsed"))
+            await pilot.pause()
+            detail = str(app.screen.query_one("#run-detail").render())
+            assert f"faithfulness {100 * sum(faith) / len(faith):.1f} (3 parse failures)" in detail
+            assert cell(table, "live", "run") == "─ live (running)"
+            assert cell(table, "live", "kind") == "running"
+            # a summary-only run: its stated means, no case count
+            assert cell(table, "summary", "run") == "─ summary (summary)"
+            assert cell(table, "summary", "N") == "—"
+            assert cell(table, "summary", "m:faithfulness").split()[-1] == "62.5"
+
+
+async def test_cost_and_latency_show_per_run_in_the_table(tmp_path, make_app) -> None:
+    from tests.tui.history_extras import file_cases, write_extras
+
+    folder = write_extras(tmp_path / "runs")
+    app = make_app(folder)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        assert table.column_keys[-3:] == ["ms", "tokens", "cost"]
+        for run_id in ("priced-a", "priced-b", "cheap"):
+            cases = file_cases(folder, run_id)
+            latency = sum(c["latency_ms"] for c in cases) / len(cases)
+            tokens = sum(
+                c["metadata"]["prompt_tokens"] + c["metadata"]["completion_tokens"] for c in cases
+            ) / len(cases)
+            cost = sum(c["metadata"]["cost"] for c in cases)
+            assert cell(table, run_id, "ms") == f"{latency:,.0f}"
+            assert cell(table, run_id, "tokens") == f"{tokens:,.1f}"
+            assert cell(table, run_id, "cost") == f"{cost:.4g}"
+        assert cell(table, "unparsed", "cost") == ""  # its cases carry no cost
+        table.move_cursor(row=table.row_of("cheap"))
+        await pilot.pause()
+        detail = str(app.screen.query_one("#run-detail").render())
+        cases = file_cases(folder, "cheap")
+        cost = sum(c["metadata"]["cost"] for c in cases)
+        assert f"cost total per run {cost:.4g}" in detail
+
+
+# ---------------------------------------------------------------- marks, keys, layout
+
+
+async def test_several_candidates_open_the_multi_run_comparison(history, make_app) -> None:
+    app = make_app(history)
+    opened: list[tuple[str, list[str]]] = []
+    app.open_compare_many = lambda base, candidates: opened.append((base, candidates))  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        await pilot.press("a")  # on the baseline group line: its first run
+        for run_id in ("strict-1124", "strict-rejudge"):
+            table.move_cursor(row=table.row_of(run_id))
+            await pilot.press("b")
+        assert app.screen.marks == {
+            "baseline-1120": "A",
+            "strict-1124": "B",
+            "strict-rejudge": "B",
+        }
+        status = str(app.screen.query_one("#status").render())
+        assert "A baseline-1120" in status and "B strict-1124 +1 more" in status
+        await pilot.press("c")
+        assert opened == [("baseline-1120", ["strict-1124", "strict-rejudge"])]
+        await pilot.press("b")  # b again on a candidate unmarks it: back to A vs B
+        assert cell(table, "strict-rejudge", "mark") == ""
+        await pilot.press("c")
+        await pilot.pause()
+        from ragtui.tui.screens.compare import CompareScreen
+
+        assert isinstance(app.screen, CompareScreen)
+        assert (app.screen.a_run_id, app.screen.b_run_id) == ("baseline-1120", "strict-1124")
+
+
+async def test_left_and_right_say_what_a_column_means(history, make_app) -> None:
+    from ragtui.format import RUNS_COLUMNS
+
+    app = make_app(history)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        status = app.screen.query_one("#status")
+        await pilot.press("right", "right", "right")  # mark, date, run
+        assert str(status.render()).startswith("run: " + RUNS_COLUMNS["run"][:40])
+        n = table.column_keys.index("m:faithfulness")
+        await pilot.press(*["right"] * (n - 2))
+        assert str(status.render()).startswith("faithfulness: mean in points")
+        header = table.ordered_columns[n].label
+        assert any("reverse" in str(span.style) for span in header.spans)  # lit
+
+
+async def test_breakpoints_fold_the_footer_and_the_detail_panel(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert screen.has_class("-narrow") and screen.has_class("-short")
+        assert not screen.query_one("#run-detail").display
+        key = screen.query_one("FooterKey")
+        assert key.get_component_styles("footer-key--key").padding.left == 0  # compact
+        await pilot.resize_terminal(160, 40)
+        await wait_ready(app, pilot)
+        assert screen.has_class("-wide") and screen.has_class("-tall")
+        assert screen.query_one("#run-detail").display
+        key = screen.query_one("FooterKey")
+        assert key.get_component_styles("footer-key--key").padding.left == 1  # roomy again
+        assert screen.layout_name == "wide"
+
+
+async def test_a_long_history_shows_its_first_page_then_every_run(tmp_path, make_app) -> None:
+    from ragtui.bench.synthetic import write_synthetic_history
+    from ragtui.tui.widgets.runs_model import PAGE
+
+    folder = tmp_path / "runs"
+    write_synthetic_history(folder, runs=PAGE + 10, cases=2, metrics=2, texts=False)
+    expected = file_means(folder)
+    rest = RunTable.add_rest
+    held: list[tuple] = []
+    RunTable.add_rest = lambda self, *args: held.append((self, *args))  # type: ignore[method-assign]
+    try:
+        app = make_app(folder)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await wait_ready(app, pilot)
+            table = app.screen.query_one(RunTable)
+            assert table.row_count == PAGE and not table.complete  # the first page only
+            assert len(table.shown) == PAGE + 10 + 4  # every run and the 4 group lines
+            RunTable.add_rest = rest  # type: ignore[method-assign]
+            table, *args = held[-1]
+            table.add_rest(*args)
+            await wait_ready(app, pilot)
+            assert table.complete and table.row_count == len(table.shown)
+            assert sorted(table.shown_runs()) == sorted(expected)
+            last = max(expected)
+            mean = expected[last]["faithfulness"]
+            assert cell(table, last, "m:faithfulness").split()[-1] == f"{100 * mean:.1f}"
+    finally:
+        RunTable.add_rest = rest  # type: ignore[method-assign]
+
+
+# ---------------------------------------------------------------- export and copy
+
+
+async def test_e_exports_the_runs_table_as_csv_json_and_parquet(
+    history, make_app, tmp_path, monkeypatch
+) -> None:
+    import csv
+
+    import pyarrow.parquet as pq
+
+    monkeypatch.chdir(tmp_path)
+    expected = file_means(history)
+    group = case_means(history, ["baseline-1120", "baseline-1121", "baseline-1122"])
     app = make_app(history)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(app, pilot)
-        await pilot.press("enter")
+        for fmt in ("csv", "json", "parquet"):
+            await pilot.press("e")
+            await wait_ready(app, pilot)
+            app.screen.query_one("#export-path").value = f"out.{fmt}"
+            await pilot.press("enter")
+            await wait_ready(app, pilot)
+            assert isinstance(app.screen, RunsScreen)
+        rows = {
+            "csv": list(csv.DictReader((tmp_path / "out.csv").open(encoding="utf-8"))),
+            "json": json.loads((tmp_path / "out.json").read_text(encoding="utf-8")),
+            "parquet": pq.read_table(tmp_path / "out.parquet").to_pylist(),
+        }
+    for fmt, table in rows.items():
+        runs = [r for r in table if r["line"] == "run"]
+        assert sorted(r["run_id"] for r in runs) == sorted(expected), fmt
+        for r in runs:
+            for metric, mean in expected[r["run_id"]].items():
+                assert abs(float(r[metric]) - mean) < 1e-9, (fmt, r["run_id"], metric)
+        (base,) = [r for r in table if r["line"] == "group" and r["name"] == "baseline"]
+        assert abs(float(base["faithfulness"]) - group["faithfulness"]) < 1e-9, fmt
+        assert int(base["runs"]) == 3
+
+
+async def test_y_copies_the_highlighted_run_as_markdown_through_osc_52(history, make_app) -> None:
+    import base64
+
+    expected = file_means(history)
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(app, pilot)
-        screen = app.screen
-        await pilot.press("s", "s")  # answer_relevance, then context_recall
-        await pilot.pause()
-        assert screen.sort_metric == "context_recall"
-        ids = screen.visible_case_ids()
-        order = [c["case_id"] for c in cases]
-        scored = sorted(recall, key=lambda cid: (recall[cid], order.index(cid)))
-        assert ids[: len(scored)] == scored  # lowest first, ties in file order
-        errored = [c["case_id"] for c in cases if "context_recall" in c.get("errors", {})]
-        assert sorted(ids[len(scored) :]) == sorted(errored)  # the failed ones last
-        assert "lowest context_recall first" in str(screen.query_one("#status").render())
-        await pilot.press("enter")
-        await pilot.pause()
-        from ragtui.tui.screens.case import CaseScreen
-
-        assert isinstance(app.screen, CaseScreen)
-        assert app.screen.case_ids == ids and app.screen.metric == "context_recall"
-        await pilot.press("escape")
-        await pilot.press("s", "s")  # faithfulness, then back to the file's order
-        await pilot.pause()
-        assert screen.sort_metric is None
-        assert screen.visible_case_ids() == order
+        written: list[str] = []
+        write = app._driver.write
+        app._driver.write = lambda data: (written.append(data), write(data))[1]  # type: ignore[method-assign]
+        table = app.screen.query_one(RunTable)
+        table.move_cursor(row=table.row_of("strict-1125"))
+        await pilot.press("y")
+        text = app.clipboard
+        assert text.startswith("## run `strict-1125`: strict-prompt\n")
+        for metric, mean in expected["strict-1125"].items():
+            assert f"| {metric.replace('_', chr(92) + '_')} | {100 * mean:.1f} |" in text
+        assert "| context\\_recall | " in text and "| 3 | 0 |" in text  # 3 errors
+        osc = "\x1b]52;c;" + base64.b64encode(text.encode()).decode() + "\a"
+        assert osc in written
+        assert "copied run strict-1125 as Markdown" in list(app._notifications)[-1].message
 
 
-async def test_runs_without_cases_or_scores_open_cleanly(tmp_path, make_app) -> None:
-    from dataclasses import replace
+async def test_a_run_file_too_big_to_read_gives_latency_from_the_index(
+    tmp_path, make_app, monkeypatch
+) -> None:
+    """Tokens and cost are read from the run files within a byte budget; a bigger file
+    shows its latency (the index has it) and says why the rest is missing."""
+    from ragtui.core import costs
+    from tests.tui.history_extras import file_cases, write_extras
 
-    folder = tmp_path / "runs"
-    empty = Run(id="empty", name="empty", created_at="2026-11-01T00:00:00Z", config_key="cfg-e")
-    write_run_file(folder / f"empty{SUFFIX}", empty, [])
-    bare = replace(empty, id="bare", name="bare", created_at="2026-11-02T00:00:00Z")
-    unscored = [replace(c, scores={}, errors={}) for c in history_cases(3, 0.8, seed=2)]
-    write_run_file(folder / f"bare{SUFFIX}", bare, unscored)
+    folder = write_extras(tmp_path / "runs")
+    sizes = {p.stem.split(".")[0]: p.stat().st_size for p in folder.glob(f"*{SUFFIX}")}
+    monkeypatch.setattr(costs, "READ_LIMIT", sizes["priced-a"] - 1)  # priced-a: too big
+    monkeypatch.setattr(costs, "READ_BUDGET", 10**9)
     app = make_app(folder)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(200, 40)) as pilot:
         await wait_ready(app, pilot)
-        assert app.screen.query_one(RunTable).shown_runs() == ["empty", "bare"]
-        await pilot.press("enter")
-        await wait_ready(app, pilot)
-        assert app.screen.query_one("#cases", FastTable).row_count == 0
-        await pilot.press("enter", "s")  # nothing to open, nothing to sort by: no error
-        await pilot.press("escape", "down", "enter")
-        await wait_ready(app, pilot)
-        grid = app.screen.query_one("#cases", FastTable)
-        assert grid.row_count == 3 and list(grid.backend.columns) == [
-            "#",
-            "case",
-            "question",
-            "answer",
-            "ms",
-        ]
-        await pilot.press("escape", "t")
-        await wait_ready(app, pilot)
-        assert "no metrics" in str(app.screen.query_one("#title").render())
-
-
-async def test_odd_case_ids_show_printable_but_open_by_their_real_id(tmp_path, make_app) -> None:
-    from dataclasses import replace
-
-    raw = "[b]id\x1b[0m\nline2"
-    cases = history_cases(3, 0.8, seed=4)
-    cases[0] = replace(cases[0], case_id=raw)
-    run = Run(
-        id="odd", name="odd", created_at="2026-11-30T00:00:00Z", config_key="cfg-o", judge=JUDGE
-    )
-    write_run_file(tmp_path / "runs" / f"odd{SUFFIX}", run, cases)
-    app = make_app(tmp_path / "runs")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_ready(app, pilot)
-        await pilot.press("enter")
-        await wait_ready(app, pilot)
-        grid = app.screen.query_one("#cases", FastTable)
-        assert grid.get_row_at(0)[1] == "[b]id\\x1b[0m line2"  # one line, ESC made visible
-        assert app.screen.visible_case_ids()[0] == raw
-        await pilot.press("enter")
-        await wait_ready(app, pilot)
-        from ragtui.tui.screens.case import CaseScreen
-
-        assert isinstance(app.screen, CaseScreen) and app.screen.case_ids[0] == raw
+        table = app.screen.query_one(RunTable)
+        cases = file_cases(folder, "priced-a")
+        latency = sum(c["latency_ms"] for c in cases) / len(cases)
+        assert cell(table, "priced-a", "ms") == f"{latency:,.0f}"
+        assert cell(table, "priced-a", "tokens") == "" and cell(table, "priced-a", "cost") == ""
+        assert cell(table, "cheap", "cost") != ""  # small enough: read
+        table.move_cursor(row=table.row_of("priced-a"))
+        await pilot.pause()
+        detail = str(app.screen.query_one("#run-detail").render())
+        assert "tokens and cost not read: a big run file (latency from the index)" in detail

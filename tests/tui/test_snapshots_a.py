@@ -37,10 +37,9 @@ def ready(*keys: str):  # type: ignore[no-untyped-def]
 
 
 def test_runs_120x40(app, snap_compare) -> None:
-    # A and B marked: the marks column, the status line and the detail panel all show it
-    assert snap_compare(
-        app, terminal_size=(120, 40), run_before=ready("a", "down", "down", "down", "b")
-    )
+    # A (the baseline group's first run) and B (strict-1124) marked: the marks column, the
+    # status line and the detail panel all show it
+    assert snap_compare(app, terminal_size=(120, 40), run_before=ready("a", *["down"] * 5, "b"))
 
 
 def test_runs_80x24(app, snap_compare) -> None:
@@ -57,6 +56,22 @@ def test_case_list_120x40(app, snap_compare) -> None:
 
 def test_trends_120x40(app, snap_compare) -> None:
     assert snap_compare(app, terminal_size=(120, 40), run_before=ready("t"))
+
+
+def test_trends_cost_120x40(app, snap_compare) -> None:
+    assert snap_compare(app, terminal_size=(120, 40), run_before=ready("t", "c"))
+
+
+def test_runs_with_costs_and_parse_failures_160x40(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, snap_compare
+) -> None:
+    from tests.tui.history_extras import write_extras
+
+    write_extras(tmp_path / "extras")
+    monkeypatch.chdir(tmp_path)
+    app = RagtuiApp(Path("extras"), watch=False)
+    # the unparsed run highlighted: "!3" beside its mean and in the detail panel
+    assert snap_compare(app, terminal_size=(160, 40), run_before=ready(*["down"] * 4))
 
 
 def test_help_120x40(app, snap_compare) -> None:

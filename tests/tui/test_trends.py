@@ -86,3 +86,74 @@ async def test_a_metric_that_always_errored_shows_dashes_not_a_crash(tmp_path, m
         assert screen.metric == "broken"
         row = [str(c) for c in screen.query_one("#trend-table", DataTable).get_row_at(0)]
         assert row[2] == "—" and row[6] == "5"  # no mean; five errors counted
+
+
+async def test_a_summary_only_run_is_a_point_at_its_stated_mean(tmp_path, make_app) -> None:
+    from tests.tui.history_extras import write_extras
+
+    folder = write_extras(tmp_path / "runs")
+    app = make_app(folder)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("t", "M")  # answer_relevance, back round to faithfulness
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert screen.metric == "faithfulness"
+        table = screen.query_one("#trend-table", DataTable)
+        rows = {
+            str(table.get_row_at(i)[0]).split(" ", 1)[1]: table.get_row_at(i)
+            for i in range(table.row_count)
+        }
+        summary = [str(c) for c in rows["summary"]]
+        assert summary[1] == "1" and summary[2] == "62.5 (stated)"
+        assert summary[3] == "—" and summary[5] == "—"  # no cases: no CI, no worst 10%
+
+
+async def test_c_plots_quality_against_latency_and_x_switches_to_cost(tmp_path, make_app) -> None:
+    from ragtui.tui.widgets.trend_plot import CostPlot
+    from tests.tui.history_extras import file_cases, write_extras
+
+    folder = write_extras(tmp_path / "runs")
+
+    def per_case(run_id: str, pick) -> float:  # type: ignore[no-untyped-def]
+        cases = file_cases(folder, run_id)
+        return sum(pick(c) for c in cases) / len(cases)
+
+    def faith(run_id: str) -> float:
+        return per_case(run_id, lambda c: c["scores"]["faithfulness"]["value"])
+
+    app = make_app(folder)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("t", "M", "c")  # faithfulness against latency
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert screen.view == "cost" and screen.query_one(CostPlot).display
+        assert "against mean latency per case" in str(screen.query_one("#title").render())
+        table = screen.query_one("#trend-table", DataTable)
+        rows = {
+            str(table.get_row_at(i)[0]).split(" ", 1)[1]: table.get_row_at(i)
+            for i in range(table.row_count)
+        }
+        # priced-a and priced-b are reruns of one config: means of their per-run means
+        quality = (faith("priced-a") + faith("priced-b")) / 2
+        latency = sum(per_case(r, lambda c: c["latency_ms"]) for r in ("priced-a", "priced-b")) / 2
+        cost = (
+            sum(per_case(r, lambda c: c["metadata"]["cost"]) for r in ("priced-a", "priced-b")) / 2
+        )
+        priced = [str(c) for c in rows["priced-a"]]
+        assert priced[1] == "2" and priced[2] == f"{100 * quality:.1f}"
+        assert priced[3] == f"{latency:,.0f} ms" and priced[5] == f"{cost:.4g}"
+        assert [str(c) for c in rows["summary"]][3] == "—"  # stated means, no cases, no cost
+        plot = str(screen.query_one(CostPlot).render())
+        assert "faithfulness (points) against mean latency per case (ms)" in plot
+        assert "priced-a" in plot and "cheap" in plot
+        await pilot.press("x")
+        await wait_ready(app, pilot)
+        assert "against mean tokens per case" in str(screen.query_one("#title").render())
+        await pilot.press("x")
+        await wait_ready(app, pilot)
+        assert "against mean cost per case" in str(screen.query_one(CostPlot).render())
+        await pilot.press("c")  # back to the trend
+        await wait_ready(app, pilot)
+        assert screen.view == "trend" and not screen.query_one(CostPlot).display

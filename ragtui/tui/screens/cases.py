@@ -2,109 +2,50 @@
 
 The table is built by the store in DuckDB (scores pivoted into one column per metric, joined
 to the cases) and handed to textual-fastdatatable as Arrow, which renders only the rows on
-screen: a run of 100,000 cases opens without a per-row Python loop anywhere.
+screen. It is paged: the first cases show at once, the whole run follows from a worker, and
+filtering and sorting happen in workers too; the UI thread only swaps in a finished table.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.message import Message
+from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, LoadingIndicator, Static
-from textual_fastdatatable import ArrowBackend, DataTable
+from textual_fastdatatable import ArrowBackend
 
 from ragtui.core.store import Store
-from ragtui.format import UNSAFE_RE2, printable, short_metrics
+from ragtui.format import printable, short_metrics
+from ragtui.tui.widgets.case_grid import (
+    RAW_ID,
+    CaseGrid,
+    case_row_markdown,
+    case_table,
+    export_cases,
+    filter_table,
+    measured_backend,
+    sort_table,
+)
+from ragtui.tui.widgets.column_focus import ColumnFocused
+from ragtui.tui.widgets.exporting import export_and_tell
 from ragtui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
     from ragtui.tui.app import RagtuiApp
+    from ragtui.tui.widgets.export_dialog import ExportRequest
 
-# The characters printable() escapes (RE2 syntax): finds the values that need it.
-_CONTROL_RE = UNSAFE_RE2
-TEXT_COLUMNS = ("case", "question", "answer")
-RAW_ID = "case_id"  # the id as the run file has it; "case" is its printable one-line form
+FIRST_PAGE = 200  # cases shown before the whole run is loaded (several screenfuls)
 DEBOUNCE_FROM_ROWS = 20_000  # filtering more rows than this waits for a pause in the typing
 DEBOUNCE_S = 0.15
-
-
-def case_table(store: Store, run_id: str) -> tuple[pa.Table, list[str]]:
-    """(table, metrics): #, case, one string column per metric, question, answer, ms, and
-    last the raw `case_id` (not shown: the Case screen looks cases up by it).
-
-    Scores show as points with one decimal, `error` where the metric failed, null where the
-    case was never scored on it (the store builds it: `Store.case_grid`). Untrusted text is
-    flattened to one line and made printable.
-    """
-    table, metrics = store.case_grid(run_id)
-    for name in TEXT_COLUMNS:
-        index = table.schema.get_field_index(name)
-        table = table.set_column(index, name, literal_column(table.column(name)))
-    names = ["#", "case", *metrics, "question", "answer", "ms", RAW_ID]
-    return table.rename_columns(names), metrics
-
-
-def literal_column(column: pa.ChunkedArray) -> pa.ChunkedArray | pa.Array:
-    """`printable()` applied to the (usually zero) values holding control characters."""
-    mask = pc.fill_null(pc.match_substring_regex(column, _CONTROL_RE), False)
-    if not pc.any(mask).as_py():
-        return column
-    values = column.to_pylist()
-    for i in np.flatnonzero(mask.to_numpy(zero_copy_only=False)):
-        values[i] = printable(values[i])
-    return pa.array(values, pa.string())
-
-
-def filter_table(table: pa.Table, needle: str) -> pa.Table:
-    """Rows whose case id, question or answer contain `needle` (case-insensitive)."""
-    if not needle:
-        return table
-    mask = None
-    for name in TEXT_COLUMNS:
-        hit = pc.fill_null(pc.match_substring(table.column(name), needle, ignore_case=True), False)
-        mask = hit if mask is None else pc.or_(mask, hit)
-    return table.filter(mask)
-
-
-def measured_backend(table: pa.Table) -> ArrowBackend:
-    """An Arrow backend whose column widths are measured now: that scans every row, so
-    callers do it in a worker and the UI thread only mounts the finished table."""
-    backend = ArrowBackend(table.drop_columns([RAW_ID]))
-    backend.render_markup = False  # as the widget will set it: widths are measured literally
-    _ = backend.column_content_widths  # computed once and cached by the backend
-    return backend
-
-
-def sort_table(table: pa.Table, metric: str | None) -> pa.Table:
-    """Lowest score first (then errors, then unscored); the file's order when metric is None.
-
-    The score cells are "%5.1f" strings, so string order is numeric order ("  7.0" < " 50.0"
-    < "100.0"), and "error" sorts after every number.
-    """
-    if metric is None:
-        return table
-    return table.sort_by([(metric, "ascending"), ("#", "ascending")])
-
-
-class CaseGrid(DataTable):
-    """The Arrow-backed case table; a double click opens the case (one click highlights)."""
-
-    class Opened(Message):
-        """The user double-clicked a row."""
-
-    def on_click(self, event: events.Click) -> None:
-        if event.chain == 2:
-            self.post_message(self.Opened())
 
 
 class CaseListScreen(Screen[None]):
@@ -133,19 +74,29 @@ class CaseListScreen(Screen[None]):
             key_display="/",
             tooltip="Filter cases by id, question or answer",
         ),
+        Binding("e", "export", "export", tooltip="Export the cases shown to CSV, JSON or Parquet"),
+        Binding(
+            "y", "copy", "copy", tooltip="Copy the highlighted case's row as Markdown (OSC 52)"
+        ),
         Binding("escape", "back", "back", tooltip="Clear the filter, else back to the runs"),
     ]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
+
+    loaded: var[bool] = var(False)  # the first page is on screen
+    complete: var[bool] = var(False)  # every case is loaded (filter and sort need them)
+    needle: var[str] = var("")
+    sort_metric: var[str | None] = var(None)
 
     def __init__(self, run_id: str) -> None:
         super().__init__()
         self.run_id = run_id
-        self.full: pa.Table | None = None
-        self.shown: pa.Table | None = None
-        self.metrics: list[str] = []
-        self.needle = ""
-        self.sort_metric: str | None = None
-        self._debounce: Timer | None = None
         self.run_name = run_id
+        self.total = 0  # cases in the run
+        self.full: pa.Table | None = None  # every case (None until the worker has them)
+        self.shown: pa.Table | None = None  # what the grid shows now
+        self.metrics: list[str] = []
+        self._debounce: Timer | None = None
+        self._column_timer: Timer | None = None
 
     @property
     def ragtui(self) -> RagtuiApp:
@@ -165,11 +116,7 @@ class CaseListScreen(Screen[None]):
         self.query_one("#status", Static).update(Text("loading cases…", style="dim"))
         store = self.ragtui.store
         if store is not None:
-            self.load(store)
-
-    def on_resize(self) -> None:
-        self._title()
-        self.query_one(Footer).compact = self.size.width < 120
+            self.load_first(store)
 
     def _title(self) -> None:
         title = Text("ragtui", style="bold")
@@ -179,46 +126,86 @@ class CaseListScreen(Screen[None]):
             title.append(f"  {printable(self.run_id)}", style="dim")
         self.query_one(TitleBar).set_title(title, str(self.ragtui.folder))
 
-    @work(thread=True, exclusive=True, group="cases")
-    def load(self, store: Store) -> None:
+    # ------------------------------------------------------------ loading, paged
+
+    @work(thread=True, exclusive=True, group="cases", description="list the first cases")
+    def load_first(self, store: Store) -> None:
+        """The first cases, at once (any run size), then the rest in another worker."""
         try:
             name = store.run(self.run_id).name
-            table, metrics = case_table(store, self.run_id)
+            total = store.case_count(self.run_id)
+            table, metrics = case_table(store, self.run_id, FIRST_PAGE)
+            backend = measured_backend(table)
         except Exception as err:  # e.g. the run file deleted meanwhile; never ends the app
             self.app.call_from_thread(self._failed, str(err))
             return
-        backend = measured_backend(table)
-        self.app.call_from_thread(self._loaded, name, table, backend, metrics)
+        self.app.call_from_thread(self._first, name, total, table, backend, metrics, store)
+
+    async def _first(
+        self,
+        name: str,
+        total: int,
+        table: pa.Table,
+        backend: ArrowBackend,
+        metrics: list[str],
+        store: Store,
+    ) -> None:
+        self.run_name, self.total, self.metrics = name, total, metrics
+        self._title()
+        await self._show(table, backend)
+        self.loaded = True
+        if total > table.num_rows:  # the rest once the first page is on screen
+            self.call_after_refresh(self.load_rest, store)
+        else:
+            self._complete(table)
+
+    @work(thread=True, exclusive=True, group="cases-rest", description="list every case")
+    def load_rest(self, store: Store) -> None:
+        try:
+            table, _ = case_table(store, self.run_id)
+        except Exception as err:  # a worker reports its failure; it never ends the app
+            self.app.call_from_thread(self._failed, str(err))
+            return
+        self.app.call_from_thread(self._complete, table)
+
+    def _complete(self, table: pa.Table) -> None:
+        already = self.shown is not None and self.shown.num_rows == table.num_rows
+        self.full, self.total = table, table.num_rows
+        self.complete = True
+        if already and not self.needle and self.sort_metric is None:
+            self._status()  # the first page was the whole run
+            return
+        self.refilter()  # every case, with whatever the user asked for meanwhile
+
+    def watch_loaded(self, loaded: bool) -> None:
+        self.set_class(loaded, "-loaded")
 
     def _failed(self, error: str) -> None:
         self.query_one(LoadingIndicator).display = False
         self.query_one("#status", Static).update(Text(printable(error), style="bold red"))
         self.notify(error, title="cannot list cases", severity="error", markup=False)
 
-    async def _loaded(
-        self, name: str, table: pa.Table, backend: ArrowBackend, metrics: list[str]
-    ) -> None:
-        self.run_name, self.full, self.shown, self.metrics = name, table, table, metrics
-        self._title()
-        self.query_one(LoadingIndicator).display = False
-        await self._show(table, backend)
+    # ------------------------------------------------------------ showing a table
 
-    async def _show(self, table: pa.Table, backend: ArrowBackend | None = None) -> None:
-        """Swap in a fresh table widget (fastdatatable tables are immutable by design)."""
-        self.shown = table
+    async def _show(self, table: pa.Table, backend: ArrowBackend) -> None:
+        """Swap in a fresh table widget (fastdatatable tables are immutable by design); the
+        cursor stays on the same case when it is still shown."""
         box = self.query_one("#table-box", Vertical)
-        await box.remove_children()
-        narrow = self.size.width < 120
+        old = self.query("#cases")
+        keep = None
+        if old and self.shown is not None and 0 <= old.first().cursor_row < self.shown.num_rows:
+            keep = self.shown.column(RAW_ID)[old.first().cursor_row].as_py()
+        self.shown = table
+        narrow = self.has_class("-narrow")
         shorts = short_metrics(self.metrics)
+        keys = [c for c in table.column_names if c != RAW_ID]
         # metric names are data: Text labels, so a "[b]" in one is not markup
-        labels: list[str | Text] = [
-            Text(printable(shorts[c] if narrow and c in shorts else c))
-            for c in table.column_names
-            if c != RAW_ID
-        ]
+        labels = [Text(printable(shorts[c] if narrow and c in shorts else c)) for c in keys]
         grid = CaseGrid(
-            backend=backend or measured_backend(table),
-            column_labels=labels,
+            labels=labels,
+            keys=keys,
+            metrics=self.metrics,
+            backend=backend,
             cursor_type="row",
             render_markup=False,
             null_rep="—",
@@ -226,18 +213,30 @@ class CaseListScreen(Screen[None]):
             show_row_labels=False,
             id="cases",
         )
+        box_ = self.query_one("#filter", Input)
+        focus = not (box_.display and box_.has_focus)  # typing in the filter goes on
+        await box.remove_children()
         await box.mount(grid)
-        box = self.query_one("#filter", Input)
-        if not (box.display and box.has_focus):
+        if keep is not None:
+            index = pc.index(table.column(RAW_ID), keep).as_py()
+            if index >= 0:
+                grid.move_cursor(row=index)
+        if focus:
             grid.focus()
         self._status()
 
     def _status(self) -> None:
-        if self.full is None or self.shown is None:
+        if self.shown is None:
             return
         out = Text(no_wrap=True, overflow="ellipsis")
-        total, shown = self.full.num_rows, self.shown.num_rows
-        out.append(f"{shown} of {total} cases" if self.needle else f"{total} cases", style="bold")
+        shown = self.shown.num_rows
+        if not self.complete:
+            out.append(f"first {shown:,} of {self.total:,} cases", style="bold")
+            out.append(" · loading the rest…", style="dim")
+        elif self.needle:
+            out.append(f"{shown:,} of {self.total:,} cases", style="bold")
+        else:
+            out.append(f"{self.total:,} cases", style="bold")
         if self.needle:  # before the legend, so a narrow terminal still shows it
             out.append(" · filter: ", style="dim")
             out.append(printable(self.needle), style="bold")
@@ -245,60 +244,48 @@ class CaseListScreen(Screen[None]):
             out.append(" · lowest ", style="dim")
             out.append(printable(self.sort_metric), style="bold")
             out.append(" first", style="dim")
-        out.append(" · scores in points (0-100), error = the metric failed", style="dim")
+        out.append(" · scores in points (0-100), error = the metric failed · ←→ column help", "dim")
         self.query_one("#status", Static).update(out)
 
-    def visible_case_ids(self) -> list[str]:
-        """The case ids of the rows shown (after the filter), in order: the Case screen's list."""
-        return [] if self.shown is None else self.shown.column(RAW_ID).to_pylist()
+    @on(ColumnFocused)
+    def _column_focused(self, event: ColumnFocused) -> None:
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(f"{printable(event.key)}: ", style="bold")
+        line.append(
+            event.description.split(": ", 1)[-1] if event.key in self.metrics else event.description
+        )
+        self.query_one("#status", Static).update(line)
+        if self._column_timer is not None:
+            self._column_timer.stop()
+        self._column_timer = self.set_timer(6.0, self._status)
 
-    def action_open_case(self) -> None:
-        if isinstance(self.focused, Input):
-            self.query_one("#cases", DataTable).focus()
-            return
-        if self.shown is None or self.shown.num_rows == 0:
-            return
-        grid = self.query_one("#cases", DataTable)
-        ids, index = self.visible_case_ids(), grid.cursor_row
-        self.app.open_case(self.run_id, ids, index, metric=self.sort_metric)  # type: ignore[attr-defined]
+    # ------------------------------------------------------------ filter and sort
 
-    def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.display = True
-        box.focus()
+    def watch_needle(self) -> None:
+        self._changed()
 
-    def action_back(self) -> None:
-        box = self.query_one("#filter", Input)
-        if box.display and (box.value or self.focused is box):
-            box.value = ""
-            box.display = False
-            return
-        self.app.pop_screen()
+    def watch_sort_metric(self) -> None:
+        self._changed()
 
-    @on(Input.Changed, "#filter")
-    async def _filter_changed(self, event: Input.Changed) -> None:
-        if self.full is None:
-            return
-        self.needle = event.value.strip()
+    def _changed(self) -> None:
         if self._debounce is not None:
             self._debounce.stop()
             self._debounce = None
+        if self.full is None:  # the rest is still loading: applied when it arrives
+            self._status()
+            return
         if self.full.num_rows > DEBOUNCE_FROM_ROWS:
             # a big table: wait for a pause in the typing instead of refiltering per key
-            self._debounce = self.set_timer(DEBOUNCE_S, self._refilter)
+            self._debounce = self.set_timer(DEBOUNCE_S, self.refilter)
             return
-        await self._refilter()
+        self.refilter()
 
-    async def _refilter(self) -> None:
-        assert self.full is not None
-        if self.full.num_rows > DEBOUNCE_FROM_ROWS:
-            self.refilter(self.full, self.needle, self.sort_metric)
+    @work(thread=True, exclusive=True, group="filter", description="filter and sort the cases")
+    def refilter(self) -> None:
+        """Filter, sort and measure off the UI thread (any size)."""
+        full, needle, metric = self.full, self.needle, self.sort_metric
+        if full is None:
             return
-        await self._show(sort_table(filter_table(self.full, self.needle), self.sort_metric))
-
-    @work(thread=True, exclusive=True, group="filter")
-    def refilter(self, full: pa.Table, needle: str, metric: str | None) -> None:
-        """Filter, sort and measure a big table off the UI thread."""
         try:
             table = sort_table(filter_table(full, needle), metric)
             backend = measured_backend(table)
@@ -314,12 +301,82 @@ class CaseListScreen(Screen[None]):
             return  # the user typed on meanwhile: a newer result is on its way
         await self._show(table, backend)
 
-    async def action_sort(self) -> None:
-        if self.full is None or not self.metrics:
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.needle = event.value.strip()
+
+    def action_sort(self) -> None:
+        if not self.metrics:
             return
         order = [None, *self.metrics]
         self.sort_metric = order[(order.index(self.sort_metric) + 1) % len(order)]
-        await self._refilter()
+
+    # ------------------------------------------------------------ actions
+
+    def visible_case_ids(self) -> list[str]:
+        """The case ids of the rows shown (after the filter), in order: the Case screen's list."""
+        return [] if self.shown is None else self.shown.column(RAW_ID).to_pylist()
+
+    def _grid(self) -> CaseGrid | None:
+        found = self.query("#cases")
+        return found.first() if found else None  # type: ignore[return-value]
+
+    def action_open_case(self) -> None:
+        grid = self._grid()
+        if isinstance(self.focused, Input):
+            if grid is not None:
+                grid.focus()
+            return
+        if grid is None or self.shown is None or self.shown.num_rows == 0:
+            return
+        ids, index = self.visible_case_ids(), grid.cursor_row
+        self.ragtui.open_case(self.run_id, ids, index, metric=self.sort_metric)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def action_back(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.display and (box.value or self.focused is box):
+            box.value = ""
+            box.display = False
+            grid = self._grid()
+            if grid is not None:
+                grid.focus()
+            return
+        self.app.pop_screen()
+
+    def action_copy(self) -> None:
+        grid = self._grid()
+        if grid is None or self.shown is None or not 0 <= grid.cursor_row < self.shown.num_rows:
+            self.notify("no case highlighted", severity="warning")
+            return
+        row = self.shown.slice(grid.cursor_row, 1).to_pylist()[0]
+        text = case_row_markdown(row, self.metrics, self.run_name)
+        self.app.copy_to_clipboard(text)
+        self.notify(f"copied case {printable(row[RAW_ID])} as Markdown", markup=False)
+
+    def action_export(self) -> None:
+        if self.shown is None:
+            self.notify("still loading the cases", severity="warning")
+            return
+        if not self.complete:
+            self.notify("still loading the cases: export when every case is in", severity="warning")
+            return
+        ids = self.shown.column(RAW_ID)
+
+        def chosen(request: ExportRequest | None) -> None:
+            if request is not None and self.ragtui.store is not None:
+                self.export(self.ragtui.store, ids, request)
+
+        self.ragtui.open_export("the cases shown", "ragtui-cases", chosen)
+
+    @work(thread=True, group="export", description="export the cases")
+    def export(self, store: Store, ids: pa.ChunkedArray, request: ExportRequest) -> None:
+        """The rows shown, in their order, as data: scores as fractions, errors as text."""
+        export_and_tell(self.app, lambda: export_cases(store, self.run_id, ids), request, "cases")
 
     def on_case_grid_opened(self) -> None:
         self.action_open_case()

@@ -1,4 +1,5 @@
-"""Help (`?`): every key of every screen, read from the screens' own BINDINGS."""
+"""Help (`?`): every key of every screen (read from the screens' own BINDINGS), how to read
+the Runs table, and the glossary of every figure and verdict (ragtui.format.GLOSSARY)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Grid, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from ragtui.format import GLOSSARY
 
 # (title, module, class) in the order a user meets them (imported when Help opens: the
 # screens import nothing of Help, so there is no cycle)
@@ -30,15 +33,21 @@ SCREENS = (
 EXTRA = {
     "Everywhere": [("ctrl+p", "command palette: every action by name"), ("ctrl+q", "quit")],
     "Tables": [
-        ("↑ ↓ pgup pgdn", "move the highlight (or click a row)"),
+        ("↑ ↓ j k pgup pgdn", "move the highlight (or click a row)"),
+        ("g G ctrl+d ctrl+u", "top, bottom, page down, page up"),
+        ("← →", "move the column focus: the status line says what the column means"),
         ("double click", "open the clicked row"),
     ],
     "Reading the Runs table": [
-        ("┌ ├ └  ×N", "reruns of one config (same config key), N runs in the group"),
+        ("┌ ×N", "a config with N reruns: this line is their mean (per case, then averaged)"),
+        ("├ └", "the reruns themselves, each with its own means"),
         ("▁▃▆", "that config's means up to this run, on the metric's range over all runs"),
-        ("A  B", "the marked runs: A the baseline, B the candidate"),
+        ("A  B", "the marked runs: A the baseline, B a candidate (several Bs: compare many)"),
+        ("!n", "n judge replies of this metric could not be parsed (parse failures)"),
         ("err", "metric scores that failed (counted, never turned into 0)"),
-        ("points", "means are 0-100; a delta of 5 points is 0.05 on the 0-1 scale"),
+        ("(running)", "a run still being written: its figures grow until it ends"),
+        ("(summary)", "a summary-only run: the means its tool stated, no cases"),
+        ("ms tokens cost", "mean latency and tokens per case, total cost (where cases carry them)"),
     ],
 }
 
@@ -63,10 +72,13 @@ def help_sections() -> list[tuple[str, list[tuple[Binding | str, str]]]]:
         sections.append((title, [(b, b.tooltip or b.description) for b in bindings_of(cls)]))
     sections.append(("Tables", list(EXTRA["Tables"])))
     sections.append(("Reading the Runs table", list(EXTRA["Reading the Runs table"])))
+    sections.append(("Glossary: figures and verdicts", list(GLOSSARY.items())))
     return sections
 
 
 class HelpScreen(ModalScreen[None]):
+    # two columns of sections where they fit side by side (app.tcss: HelpScreen.-wide)
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "close"),
         Binding("question_mark", "dismiss", "close", key_display="?"),
@@ -83,10 +95,6 @@ class HelpScreen(ModalScreen[None]):
         box.border_title = "ragtui · Help"
         box.border_subtitle = "esc / ? close"
 
-    def on_resize(self) -> None:
-        # two columns of sections where they fit side by side, else one
-        self.query_one("#help-grid").styles.grid_size_columns = 2 if self.size.width >= 110 else 1
-
     def _section(self, title: str, keys: list[tuple[Binding | str, str]]) -> Table:
         grid = Table(
             title=Text(title, style="bold underline"),
@@ -95,7 +103,9 @@ class HelpScreen(ModalScreen[None]):
             show_header=False,
             padding=(0, 1),
         )
-        grid.add_column(justify="right", style="bold cyan", no_wrap=True, min_width=12)
+        grid.add_column(
+            justify="right", style="bold cyan", no_wrap=True, min_width=12, max_width=22
+        )
         grid.add_column()
         for key, what in keys:
             shown = self.app.get_key_display(key) if isinstance(key, Binding) else key

@@ -1,9 +1,15 @@
 """Noise: re-judge a run's answers K times (cache bypassed), watch progress, then see the
-noise floor and, with `against`, the updated verdict of the pending comparison."""
+noise floor and, with `against`, the updated verdict of the pending comparison.
+
+The workflow is `ragtui.services.judging.noise_check` (the same as `ragtui noise`), awaited in
+an async worker: it never blocks the event loop, so the screen stays live and esc cancels at
+once. Nothing is sent to a judge before the user has seen the plan (cases × metrics × reruns
+= calls, the judge) and pressed Start.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
 from typing import ClassVar
 
 from rich.text import Text
@@ -11,28 +17,21 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, Static
 
-from ragtui.core.compare import Comparison, compare_runs
+from ragtui.core.compare import Comparison
 from ragtui.core.errors import RagtuiError
-from ragtui.judge.noise import noise_lines, rerun_noise
-from ragtui.judge.runner import judge_run, noise_reruns
-from ragtui.tui.widgets.batch import BatchMixin, Failed, Prepared, Progressed, counts
-from ragtui.tui.widgets.judge_form import BatchHandle, JudgeChoice, JudgeForm
+from ragtui.judge.noise import noise_lines
+from ragtui.judge.runner import Progress
+from ragtui.services.judging import NoiseCheck, noise_check, plan_batch
+from ragtui.tui.widgets.batch import BatchConfirm, JudgeBatch, counts, plan_text
+from ragtui.tui.widgets.judge_form import JudgeChoice, JudgeForm
 from ragtui.tui.widgets.literal import join, lit
 from ragtui.tui.widgets.metric_table import MetricTable, notes, verdict_text
 
 DEFAULT_TIMES = 3
-
-
-@dataclass(frozen=True)
-class NoiseResult:
-    summaries: list[str]
-    lines: list[str]
-    comparison: Comparison | None
-    note: str | None  # how B was made comparable, when it had to be re-judged
-    before: Comparison | None = None  # the pending comparison as it stood before the reruns
 
 
 def verdict_changes(before: Comparison | None, after: Comparison) -> list[Text]:
@@ -50,20 +49,28 @@ def verdict_changes(before: Comparison | None, after: Comparison) -> list[Text]:
     return out
 
 
-class NoiseScreen(BatchMixin, Screen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Back / stop")]
+class NoiseScreen(JudgeBatch, Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "back / stop", tooltip="Back; stops a running noise check")
+    ]
+    HELP = (
+        "Rerun the judge K times on the same answers (cache bypassed): the noise floor per "
+        "metric, and with a pending comparison its verdict before and after."
+    )
+
+    running: var[bool] = var(False)
 
     def __init__(self, run_id: str, against: str | None = None) -> None:
         super().__init__()
         self.run_id, self.against = run_id, against
-        self.handle = BatchHandle()
-        self.running = False
+        self.choice: JudgeChoice | None = None
         self.times = DEFAULT_TIMES
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(self.run_id), id="noise-title", classes="screen-title")
         with VerticalScroll(id="batch-body"):
             yield Vertical(id="batch-form")
+            yield Vertical(id="batch-confirm")
             yield Static(id="batch-label")
             yield ProgressBar(id="batch-bar", show_eta=False)
             yield Static(id="batch-counts")
@@ -80,127 +87,119 @@ class NoiseScreen(BatchMixin, Screen[None]):
         return out
 
     def on_mount(self) -> None:
-        for wid in ("#batch-bar", "#noise-result"):
+        for wid in ("#batch-bar", "#noise-result", "#batch-confirm"):
             self.query_one(wid).display = False
         self.query_one("#batch-form").loading = True
         self.prepare()
 
-    async def on_prepared(self, message: Prepared) -> None:
+    async def on_judge_batch_prepared(self, message: JudgeBatch.Prepared) -> None:
         holder = self.query_one("#batch-form")
         holder.loading = False
         self.query_one("#noise-title", Static).update(self._title(message.run.name))
         form = JudgeForm(message.judges, message.chosen, problem=message.problem, times=self.times)
         await holder.mount(form)
 
+    # ------------------------------------------------------------ plan, then start
+
     @on(JudgeForm.Submitted)
     def _submitted(self, event: JudgeForm.Submitted) -> None:
-        self.query_one("#batch-form").display = False
-        self.query_one("#batch-bar").display = True
-        self.query_one("#noise-result").display = False
-        self.running = True
-        self.measure(event.choice)
+        self.choice = event.choice
+        self.times = event.choice.times
+        self.plan(event.choice)
 
     @on(JudgeForm.Cancelled)
     def _cancelled(self) -> None:
         self.dismiss(None)
 
-    @work(thread=True, exclusive=True, group="noise")
-    def measure(self, choice: JudgeChoice) -> None:
+    @work(exclusive=True, group="noise-plan", description="plan the noise check")
+    async def plan(self, choice: JudgeChoice) -> None:
+        """What the check will send, shown before anything is sent."""
         store = self.app.store  # type: ignore[attr-defined]
-        margin = float(getattr(self.app, "margin", 0.05))
-        k = choice.times
-
-        def progress(i: int, p: object) -> None:
-            self.progress_callback(f"rerun {i} of {k}, cache bypassed")(p)
-
         try:
-            before = None
-            if self.against:  # the verdict as it stands, to show what the reruns changed
-                before = compare_runs(store, self.run_id, self.against, margin=margin)
-            results = self.handle.run(
-                noise_reruns(
-                    store,
-                    self.run_id,
-                    choice.judge,
-                    times=k,
-                    metrics=choice.metrics,
-                    progress=progress,
-                )
+            plan = await asyncio.to_thread(
+                plan_batch, store, self.run_id, choice.judge, choice.metrics, times=choice.times
             )
-            group = [r.run_id for r in results]
-            names = [m for m in choice.metrics if m in set(store.metrics(group))]
-            lines = noise_lines(rerun_noise(store, group, names), margin)
-            comparison, note = None, None
+            extra = None
             if self.against:
-                # A: the parent when the reruns replicate it (same judge), else the first rerun
-                a_ref = self.run_id if self.run_id in store.reruns(group[0]) else group[0]
-                b_ref, note = self._like_for_like(store, choice, names, group[0])
-                have_b = set(store.metrics([b_ref]))
-                comparison = compare_runs(
-                    store,
-                    a_ref,
-                    b_ref,
-                    metrics=[m for m in names if m in have_b] or None,
-                    margin=margin,
+                b = await asyncio.to_thread(
+                    plan_batch, store, self.against, choice.judge, choice.metrics
                 )
-        except RagtuiError as err:
-            self.post_message(Failed(str(err)))
+                extra = (
+                    f"then the pending comparison with B ({b.run_name}): if another judge or "
+                    f"prompt graded B, B is re-judged first, up to {b.calls:,} more calls "
+                    "(cached replies are reused)"
+                )
+        except Exception as exc:  # a worker reports its failure; it never ends the app
+            self.on_judge_batch_failed(JudgeBatch.Failed(str(exc)))
             return
-        result = NoiseResult([r.summary() for r in results], lines, comparison, note, before)
-        self.app.call_from_thread(self._finished, result)
+        await self.show_plan(plan_text(plan, "Noise check of", extra))
 
-    def _like_for_like(
-        self, store: object, choice: JudgeChoice, names: list[str], rerun_id: str
-    ) -> tuple[str, str | None]:
-        """B as graded by the noise judge, so the verdict does not mix two judges' scales:
-        B itself when the same judge and prompts graded it, else a (cached) re-judge of B."""
-        assert self.against is not None
-        b_id = store.resolve_run(self.against)  # type: ignore[attr-defined]
-        b, rerun = store.run(b_id), store.run(rerun_id)  # type: ignore[attr-defined]
-        if (b.judge.model, b.judge.prompt_hash) == (rerun.judge.model, rerun.judge.prompt_hash):
-            return b_id, None
-        result = self.handle.run(
-            judge_run(
-                store,  # type: ignore[arg-type]
-                b_id,
+    @on(BatchConfirm.Confirmed)
+    def _confirmed(self) -> None:
+        assert self.choice is not None
+        self.query_one("#batch-confirm").display = False
+        self.query_one("#batch-bar").display = True
+        self.query_one("#noise-result").display = False
+        self.query_one("#batch-label", Static).update(
+            join("rerunning ", (self.choice.judge.label, ""), " …")
+        )
+        self.running = True
+        self.measure(self.choice)
+
+    # ------------------------------------------------------------ the check
+
+    @work(exclusive=True, group="noise", description="noise check")
+    async def measure(self, choice: JudgeChoice) -> None:
+        workspace = self.app.workspace  # type: ignore[attr-defined]
+        try:
+            result = await noise_check(
+                workspace,
+                self.run_id,
                 choice.judge,
-                metrics=names,
-                progress=self.progress_callback(
-                    f"re-judging B ({b.name}) with {choice.judge.name}"
-                ),
+                times=choice.times,
+                metrics=choice.metrics,
+                against=self.against,
+                progress=self._progress,
             )
-        )
-        return (
-            result.run_id,
-            f"B re-judged by {choice.judge.name} for a like-for-like verdict: {result.summary()}",
-        )
+        except RagtuiError as err:
+            self.on_judge_batch_failed(JudgeBatch.Failed(str(err)))
+            return
+        except Exception as exc:  # a worker reports its failure; it never ends the app
+            self.on_judge_batch_failed(JudgeBatch.Failed(f"noise check failed: {exc!r}"))
+            return
+        self._finished(result, workspace.margin)
 
-    def on_progressed(self, message: Progressed) -> None:
-        p = message.progress
-        self.query_one("#batch-label", Static).update(lit(message.label, "bold"))
+    def _progress(self, label: str, p: Progress) -> None:
+        """Called on the UI loop after every finished case."""
+        if not self.is_attached:
+            return
+        self.query_one("#batch-label", Static).update(lit(label, "bold"))
         self.query_one("#batch-bar", ProgressBar).update(total=max(1, p.total), progress=p.done)
         self.query_one("#batch-counts", Static).update(counts(p))
 
-    def on_failed(self, message: Failed) -> None:
+    def on_judge_batch_failed(self, message: JudgeBatch.Failed) -> None:
         self.running = False
+        if not self.is_attached:
+            return
+        self.query_one("#batch-form").loading = False
         self.query_one("#batch-label", Static).update(lit(message.error, "bold red"))
+        self.notify(message.error, title="noise check", severity="error", markup=False)
+        self.query_one("#batch-confirm").display = False
         self.query_one("#batch-form").display = True
 
-    def _finished(self, result: NoiseResult) -> None:
+    def _finished(self, result: NoiseCheck, margin: float) -> None:
         self.running = False
-        if not self.is_attached or self.handle.cancelled:
+        if not self.is_attached:
             return
         self.query_one("#batch-label", Static).update(
             Text("done · esc goes back", style="bold green")
         )
-        lines = [lit(s, "dim") for s in result.summaries]
+        lines = [lit(b.summary(), "dim") for b in result.batches]
         lines += [Text("noise floor (judge-only: same answers, fresh judge calls)", style="bold")]
-        lines += [lit(line) for line in result.lines]
+        lines += [lit(line) for line in noise_lines(result.noise, margin)]
         if result.note:
             lines.append(lit(result.note, "dim"))
-        box = self.query_one("#noise-result")
-        box.display = True
-        self.query_one("#noise-lines", Static).update(Text("\n").join(lines))
+        self.query_one("#noise-result").display = True
         table = self.query_one(MetricTable)
         table.display = result.comparison is not None
         if result.comparison is not None:
@@ -212,14 +211,12 @@ class NoiseScreen(BatchMixin, Screen[None]):
                 (" vs B ", "bold"),
                 (c.run_b.name, "bold"),
             )
-            changes = verdict_changes(result.before, c)
-            self.query_one("#noise-lines", Static).update(
-                Text("\n").join([*lines, *changes, heading])
-            )
+            lines += [*verdict_changes(result.before, c), heading]
             self.query_one("#noise-notes", Static).update(notes(c, table.headline(c)))
+        self.query_one("#noise-lines", Static).update(Text("\n").join(lines))
 
     def action_close(self) -> None:
         if self.running:  # stop: finished cases stay in their files; running it again resumes
-            self.handle.cancel()
+            self.workers.cancel_group(self, "noise")
             self.notify("noise reruns stopped; run again to resume", markup=False)
         self.dismiss(None)

@@ -25,14 +25,7 @@ from ragtui.core.model import Case, Run
 from ragtui.format import short_pts
 from ragtui.judge.runner import BatchResult, Progress, rejudge_case
 from ragtui.services.judging import plan_batch, rejudge
-from ragtui.tui.widgets.batch import (
-    BatchConfirm,
-    BatchMixin,
-    Failed,
-    Prepared,
-    counts,
-    plan_text,
-)
+from ragtui.tui.widgets.batch import BatchConfirm, JudgeBatch, counts, plan_text
 from ragtui.tui.widgets.claims_view import claim_text
 from ragtui.tui.widgets.judge_form import JudgeChoice, JudgeForm
 from ragtui.tui.widgets.literal import join, lit
@@ -65,7 +58,7 @@ def verdicts(title: Text, case: Case | None, metrics: Sequence[str]) -> Text:
     return out
 
 
-class RejudgeCaseScreen(BatchMixin, ModalScreen[str | None]):
+class RejudgeCaseScreen(JudgeBatch, ModalScreen[str | None]):
     """Choose a judge and metrics, judge this one case, show old and new verdicts side by side.
     Dismisses with the re-judge run's id (None when nothing was judged)."""
 
@@ -97,7 +90,7 @@ class RejudgeCaseScreen(BatchMixin, ModalScreen[str | None]):
     def load_extra(self, store: object) -> None:
         self.old = store.case(self.run_id, self.case_id)  # type: ignore[attr-defined]
 
-    async def on_prepared(self, message: Prepared) -> None:
+    async def on_judge_batch_prepared(self, message: JudgeBatch.Prepared) -> None:
         self.run = message.run
         holder = self.query_one("#rejudge-form")
         holder.loading = False
@@ -119,7 +112,7 @@ class RejudgeCaseScreen(BatchMixin, ModalScreen[str | None]):
     def _cancelled(self) -> None:
         self.action_close()
 
-    @work(exclusive=True, group="rejudge")
+    @work(exclusive=True, group="rejudge", description="re-judge")
     async def judge(self, choice: JudgeChoice) -> None:
         store = self.app.store  # type: ignore[attr-defined]
         try:
@@ -127,14 +120,14 @@ class RejudgeCaseScreen(BatchMixin, ModalScreen[str | None]):
                 store, self.run_id, self.case_id, choice.judge, metrics=choice.metrics
             )
         except RagtuiError as err:
-            self.on_failed(Failed(str(err)))
+            self.on_judge_batch_failed(JudgeBatch.Failed(str(err)))
             return
         except Exception as exc:  # a worker reports its failure; it never ends the app
-            self.on_failed(Failed(f"re-judge failed: {exc!r}"))
+            self.on_judge_batch_failed(JudgeBatch.Failed(f"re-judge failed: {exc!r}"))
             return
         self._judged(choice, result, new)
 
-    def on_failed(self, message: Failed) -> None:
+    def on_judge_batch_failed(self, message: JudgeBatch.Failed) -> None:
         if not self.is_attached:
             return
         status = self.query_one("#rejudge-status", Static)
@@ -170,7 +163,7 @@ class RejudgeCaseScreen(BatchMixin, ModalScreen[str | None]):
         self.dismiss(self.result_id)
 
 
-class RejudgeRunScreen(BatchMixin, Screen[None]):
+class RejudgeRunScreen(JudgeBatch, Screen[None]):
     """Re-judge a whole run: pick a judge, see what it will cost in calls, start, watch the
     progress; then Compare parent vs re-judged opens."""
 
@@ -202,7 +195,7 @@ class RejudgeRunScreen(BatchMixin, Screen[None]):
         self.query_one("#batch-form").loading = True
         self.prepare()
 
-    async def on_prepared(self, message: Prepared) -> None:
+    async def on_judge_batch_prepared(self, message: JudgeBatch.Prepared) -> None:
         holder = self.query_one("#batch-form")
         holder.loading = False
         title = join(
@@ -223,7 +216,7 @@ class RejudgeRunScreen(BatchMixin, Screen[None]):
     def _cancelled(self) -> None:
         self.app.pop_screen()
 
-    @work(exclusive=True, group="rejudge-plan")
+    @work(exclusive=True, group="rejudge-plan", description="plan the re-judge")
     async def plan(self, choice: JudgeChoice) -> None:
         store = self.app.store  # type: ignore[attr-defined]
         try:
@@ -231,18 +224,9 @@ class RejudgeRunScreen(BatchMixin, Screen[None]):
                 plan_batch, store, self.run_id, choice.judge, choice.metrics
             )
         except Exception as exc:  # a worker reports its failure; it never ends the app
-            self.on_failed(Failed(str(exc)))
+            self.on_judge_batch_failed(JudgeBatch.Failed(str(exc)))
             return
-        self.query_one("#batch-form").display = False
-        confirm = self.query_one("#batch-confirm")
-        await confirm.remove_children()
-        await confirm.mount(BatchConfirm(plan_text(plan, "Re-judge")))
-        confirm.display = True
-
-    @on(BatchConfirm.Declined)
-    def _declined(self) -> None:
-        self.query_one("#batch-confirm").display = False
-        self.query_one("#batch-form").display = True
+        await self.show_plan(plan_text(plan, "Re-judge"))
 
     @on(BatchConfirm.Confirmed)
     def _confirmed(self) -> None:
@@ -255,7 +239,7 @@ class RejudgeRunScreen(BatchMixin, Screen[None]):
         self.running = True
         self.rejudge(self.choice)
 
-    @work(exclusive=True, group="rejudge")
+    @work(exclusive=True, group="rejudge", description="re-judge")
     async def rejudge(self, choice: JudgeChoice) -> None:
         store = self.app.store  # type: ignore[attr-defined]
         try:
@@ -263,10 +247,10 @@ class RejudgeRunScreen(BatchMixin, Screen[None]):
                 store, self.run_id, choice.judge, metrics=choice.metrics, progress=self._progress
             )
         except RagtuiError as err:
-            self.on_failed(Failed(str(err)))
+            self.on_judge_batch_failed(JudgeBatch.Failed(str(err)))
             return
         except Exception as exc:  # a worker reports its failure; it never ends the app
-            self.on_failed(Failed(f"re-judge failed: {exc!r}"))
+            self.on_judge_batch_failed(JudgeBatch.Failed(f"re-judge failed: {exc!r}"))
             return
         self._finished(result)
 
@@ -276,7 +260,7 @@ class RejudgeRunScreen(BatchMixin, Screen[None]):
             self.query_one("#batch-bar", ProgressBar).update(total=max(1, p.total), progress=p.done)
             self.query_one("#batch-counts", Static).update(counts(p))
 
-    def on_failed(self, message: Failed) -> None:
+    def on_judge_batch_failed(self, message: JudgeBatch.Failed) -> None:
         self.running = False
         if not self.is_attached:
             return

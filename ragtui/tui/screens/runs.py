@@ -1,31 +1,43 @@
-"""Runs (home): every run grouped by config, means with sparklines, A/B marks, filter."""
+"""Runs (home): every run grouped by config, means with sparklines, marks, filter, export.
+
+Screen state lives in reactive attributes (`loaded`, `needle`, `baseline`, `candidates`, and
+the `model` built in a worker); the table is bound to them and redraws itself. Layout by
+size is CSS: the breakpoint classes below, styled in app.tcss.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+import pyarrow as pa
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, LoadingIndicator, Static
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Static
 
+from ragtui.core.costs import RunCosts, bounded_costs
 from ragtui.core.runfile import SUFFIX
 from ragtui.core.store import RunRow as IndexedRun
 from ragtui.core.store import Store
-from ragtui.core.views import run_rows
 from ragtui.format import printable
 from ragtui.tui.messages import RunsChanged
-from ragtui.tui.widgets.run_table import RunRow, RunTable, group_rows
+from ragtui.tui.widgets.export_dialog import ExportRequest
+from ragtui.tui.widgets.exporting import export_and_tell
+from ragtui.tui.widgets.run_detail import line_detail, line_markdown
+from ragtui.tui.widgets.run_table import RunTable
+from ragtui.tui.widgets.runs_model import PAGE, RunsModel, load_model
 from ragtui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
     from ragtui.tui.app import RagtuiApp
 
-
-DETAIL_FROM_HEIGHT = 30  # terminal rows from which the highlighted run's details show
+COLUMN_HELP_S = 6.0  # how long a column's description stays in the status line
 
 
 class RunsScreen(Screen[None]):
@@ -37,9 +49,20 @@ class RunsScreen(Screen[None]):
             tooltip="Open the highlighted run's case list",
             priority=True,
         ),
-        Binding("a", "mark('A')", "mark A", tooltip="Mark the highlighted run as A (baseline)"),
-        Binding("b", "mark('B')", "mark B", tooltip="Mark the highlighted run as B (candidate)"),
-        Binding("c", "compare", "compare", tooltip="Compare run A with run B"),
+        Binding("a", "mark_baseline", "mark A", tooltip="Mark the highlighted run as A (baseline)"),
+        Binding(
+            "b",
+            "mark_candidate",
+            "mark B",
+            tooltip="Mark the highlighted run as B (a candidate); again unmarks it; several Bs "
+            "are compared with A together",
+        ),
+        Binding(
+            "c",
+            "compare",
+            "compare",
+            tooltip="Compare A with B (with several Bs: every candidate against A)",
+        ),
         Binding("t", "trends", "trends", tooltip="Per-metric means over time, by config"),
         Binding(
             "slash",
@@ -47,6 +70,21 @@ class RunsScreen(Screen[None]):
             "filter",
             key_display="/",
             tooltip="Filter runs by name, id, config or judge",
+        ),
+        # e and y stay out of the footer (it holds ? help at 80 columns); Help and ctrl+p list them
+        Binding(
+            "e",
+            "export",
+            "export",
+            show=False,
+            tooltip="Export the runs table to CSV, JSON or Parquet",
+        ),
+        Binding(
+            "y",
+            "copy",
+            "copy",
+            show=False,
+            tooltip="Copy the highlighted run's details as Markdown (OSC 52)",
         ),
         Binding(
             "J",
@@ -73,25 +111,30 @@ class RunsScreen(Screen[None]):
         ),
     ]
     HELP = (
-        "Every run in the folder; reruns of one config are grouped (┌├└, ×N). "
-        "Mark a baseline with **a** and a candidate with **b**, then **c** compares them."
+        "Every run in the folder; reruns of one config are grouped under a line with their "
+        "mean (┌ ×N). Mark a baseline with **a** and candidates with **b**; **c** compares."
     )
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (30, "-tall")]
+
+    loaded: var[bool] = var(False)
+    model: var[RunsModel | None] = var(None, init=False)
+    needle: var[str] = var("")
+    baseline: var[str | None] = var(None)
+    candidates: var[tuple[str, ...]] = var(())
+    marks: var[dict[str, str]] = var(dict)
 
     def __init__(self, folder: Path) -> None:
         super().__init__()
         self.folder = folder
-        self.rows: list[RunRow] = []
-        self.metrics: list[str] = []
-        self.marks: dict[str, str] = {}  # run id -> "A" / "B"
-        self.needle = ""
-        self.layout_name = "medium"
-        self.loaded = False
+        self._costs: dict[str, tuple[tuple[int, int, int], RunCosts]] = {}  # by file state
+        self._unread: set[str] = set()  # runs too big to read for tokens and cost
+        self._column_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield TitleBar(id="title")
         yield Input(placeholder="filter runs by name, id, config, judge…", id="filter")
-        yield LoadingIndicator(id="loading")
-        yield RunTable(id="runs")
+        yield RunTable(id="runs").data_bind(RunsScreen.model, RunsScreen.needle, RunsScreen.marks)
         yield Static(id="run-detail")
         yield Static(id="status")
         yield Footer()
@@ -104,21 +147,39 @@ class RunsScreen(Screen[None]):
     def table(self) -> RunTable:
         return self.query_one(RunTable)
 
+    @property
+    def layout_name(self) -> str:
+        return self.table.layout_name
+
     def on_mount(self) -> None:
-        self.query_one("#filter").display = False
-        self.table.display = False
-        self.query_one("#run-detail").display = False
-        self._title()
+        self.query_one(TitleBar).set_title(
+            Text.assemble(("ragtui", "bold"), " · Runs"), str(self.folder)
+        )
         self._status("opening and indexing the runs folder…")
 
-    def on_resize(self, event: events.Resize) -> None:
-        self._title()
-        self.query_one(Footer).compact = event.size.width < 120
-        # the detail panel only where the height leaves room for the table above it
-        self.query_one("#run-detail").display = (
-            self.loaded and event.size.height >= DETAIL_FROM_HEIGHT
-        )
-        self._render_table()
+    # ------------------------------------------------------------ state
+
+    def compute_marks(self) -> dict[str, str]:
+        marks = {run_id: "B" for run_id in self.candidates}
+        if self.baseline is not None:
+            marks[self.baseline] = "A"
+        return marks
+
+    def watch_loaded(self, loaded: bool) -> None:
+        self.set_class(loaded, "-loaded")
+        if loaded:
+            self.table.focus()
+            self._status()
+
+    def watch_marks(self) -> None:
+        self._status()
+
+    def watch_needle(self) -> None:
+        self._status()
+
+    def watch_model(self) -> None:
+        self._status()
+        self._show_detail()
 
     # ------------------------------------------------------------ loading
 
@@ -126,135 +187,192 @@ class RunsScreen(Screen[None]):
         self.load_runs(store)
 
     def store_failed(self, error: str) -> None:
-        self.query_one(LoadingIndicator).display = False
-        self._status(Text(error, style="bold red"))
+        self._status(Text(printable(error), style="bold red"))
 
-    @work(thread=True, exclusive=True, group="runs")
+    @work(thread=True, exclusive=True, group="runs", description="list the runs")
     def load_runs(self, store: Store) -> None:
         try:
-            runs, metrics = run_rows(store)
+            model = load_model(store)
+            known = {r.id: c for r in model.runs if (c := self._cached_cost(r)) is not None}
+            if known:
+                model = model.with_costs(known, self._unread)
+            _first_page(model, self.size.width)  # built here, not on the UI thread
         except Exception as err:  # a worker reports its failure; it never ends the app
-            self.app.call_from_thread(self.store_failed, str(err))
+            self.app.call_from_thread(self._load_failed, str(err))
             return
-        rows = group_rows(runs, metrics)
-        self.app.call_from_thread(self._loaded, rows, metrics)
+        self.app.call_from_thread(self._loaded, model, store)
 
-    def _loaded(self, rows: list[RunRow], metrics: list[str]) -> None:
-        self.rows, self.metrics, self.loaded = rows, metrics, True
-        known = {r.run.id for r in rows}
-        self.marks = {k: v for k, v in self.marks.items() if k in known}
-        self.query_one(LoadingIndicator).display = False
-        self.table.display = True
-        self.query_one("#run-detail").display = self.size.height >= DETAIL_FROM_HEIGHT
-        self._render_table()
-        self.table.focus()
+    def _load_failed(self, error: str) -> None:
+        self.store_failed(error)
+        self.notify(error, title="cannot list the runs", severity="error", markup=False)
 
-    def _render_table(self) -> None:
-        if not self.loaded:
+    def _loaded(self, model: RunsModel, store: Store) -> None:
+        known = set(self.marks)
+        ids = {r.id for r in model.runs}
+        if known - ids:  # marked runs that are gone lose their marks
+            self.baseline = self.baseline if self.baseline in ids else None
+            self.candidates = tuple(c for c in self.candidates if c in ids)
+        self.model = model
+        self.loaded = True
+        if any(self._cached_cost(r) is None for r in model.runs):
+            self.load_costs(store, model)
+
+    def _cached_cost(self, run: IndexedRun) -> RunCosts | None:
+        hit = self._costs.get(run.id)
+        return hit[1] if hit is not None and hit[0] == _file_state(run) else None
+
+    @work(thread=True, exclusive=True, group="run-costs", description="read cost and latency")
+    def load_costs(self, store: Store, model: RunsModel) -> None:
+        """Latency, tokens and cost per run (read from the run files: after the first paint,
+        and only for files that changed)."""
+        try:
+            todo = [r for r in model.runs if self._cached_cost(r) is None and r.n_cases]
+            # a bounded read: big run files give their latency from the index only
+            found, skipped = bounded_costs(store, todo) if todo else ({}, [])
+            for run in todo:
+                self._costs[run.id] = (_file_state(run), found[run.id])
+            self._unread = (self._unread - {r.id for r in todo}) | set(skipped)
+            costs = {r.id: c for r in model.runs if (c := self._cached_cost(r)) is not None}
+            if not any(f.n for c in costs.values() for f in c.figures):
+                return  # nothing to add: no run carries latency, tokens or cost
+            priced = model.with_costs(costs, self._unread)
+            _first_page(priced, self.size.width)
+        except Exception as exc:  # a worker reports its failure; it never ends the app
+            self.app.call_from_thread(
+                self.notify, f"cost and latency: {exc}", severity="warning", markup=False
+            )
             return
-        self.layout_name = self.table.show(
-            self.rows, self.metrics, marks=self.marks, needle=self.needle, width=self.size.width
-        )
-        self._status()
+        self.app.call_from_thread(self._priced, model, priced)
 
-    # ------------------------------------------------------------ header and status
+    def _priced(self, model: RunsModel, priced: RunsModel) -> None:
+        if self.model is model:  # not replaced by a newer load meanwhile
+            self.model = priced
 
-    def _title(self) -> None:
-        title = Text("ragtui", style="bold")
-        title.append(" · Runs")
-        self.query_one(TitleBar).set_title(title, str(self.folder))
+    # ------------------------------------------------------------ status and detail
 
     def _status(self, message: str | Text | None = None) -> None:
         if message is None:
+            if not self.loaded:
+                return
             message = self._summary()
         self.query_one("#status", Static).update(message)
 
     def _summary(self) -> Text:
         out = Text(no_wrap=True, overflow="ellipsis")
-        if not self.rows:
+        model = self.model
+        if model is None or not model.runs:
             out.append(f"no run files (*{SUFFIX}) in this folder", style="bold")
             out.append(" · `ragtui import FILE` brings results in; r re-scans", style="dim")
             return out
-        for mark, style in (("A", "bold green"), ("B", "bold magenta")):
-            run_id = self.mark_of(mark)
-            out.append(f"{mark} ", style=style)
-            out.append(printable(run_id) if run_id else "—", style="" if run_id else "dim")
-            out.append("   ")
-        shown = self.table.row_count
-        groups = len({r.run.config_key for r in self.rows})
-        count = f"{shown} of {len(self.rows)} runs" if self.needle else f"{len(self.rows)} runs"
+        out.append("A ", style="bold green")
+        out.append(
+            printable(self.baseline) if self.baseline else "—", "" if self.baseline else "dim"
+        )
+        out.append("   B ", style="bold magenta")
+        if self.candidates:
+            out.append(printable(self.candidates[0]))
+            if len(self.candidates) > 1:
+                out.append(f" +{len(self.candidates) - 1} more", style="bold magenta")
+        else:
+            out.append("—", style="dim")
+        out.append("   ")
+        runs = len(model.runs)
+        groups = len({line.group for line in model.lines})
+        shown = sum(1 for line in model.lines if not line.is_group and line.matches(self.needle))
+        count = f"{shown} of {runs} runs" if self.needle else f"{runs} runs"
         out.append(f"{count} in {groups} configs", style="dim")
         if self.needle:  # before the legend, so a narrow terminal still shows it
             out.append(" · filter: ", style="dim")
             out.append(printable(self.needle), style="bold")
-        out.append(" · means in points", style="dim")
-        if self.layout_name != "compact":
-            out.append(" · sparkline: this config's runs so far", style="dim")
+        out.append(" · means in points; !n parse failures", style="dim")
+        out.append(" · ←→ column help", style="dim")
         return out
 
-    def mark_of(self, mark: str) -> str | None:
-        return next((k for k, v in self.marks.items() if v == mark), None)
+    @on(RunTable.RowHighlighted, "#runs")
+    def _highlighted(self) -> None:
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        line, model = self.table.highlighted_line, self.model
+        detail = "" if line is None or model is None else line_detail(line, model, self.folder)
+        self.query_one("#run-detail", Static).update(detail)
+
+    @on(RunTable.ColumnFocused, "#runs")
+    def _column_focused(self, event: RunTable.ColumnFocused) -> None:
+        """The focused column's description, in the status line for a few seconds."""
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(f"{printable(event.key.removeprefix('m:'))}: ", style="bold")
+        line.append(
+            event.description.split(": ", 1)[-1]
+            if event.key.startswith("m:")
+            else event.description
+        )
+        self._status(line)
+        if self._column_timer is not None:
+            self._column_timer.stop()
+        self._column_timer = self.set_timer(COLUMN_HELP_S, self._status)
 
     # ------------------------------------------------------------ actions
 
-    def action_mark(self, mark: str) -> None:
+    def action_mark_baseline(self) -> None:
         run_id = self.table.highlighted_run
         if run_id is None:
             self.notify("no run highlighted", severity="warning")
             return
-        self.marks = {k: v for k, v in self.marks.items() if v != mark and k != run_id}
-        self.marks[run_id] = mark
-        self._render_table()
+        self.candidates = tuple(c for c in self.candidates if c != run_id)
+        self.baseline = run_id
+
+    def action_mark_candidate(self) -> None:
+        run_id = self.table.highlighted_run
+        if run_id is None:
+            self.notify("no run highlighted", severity="warning")
+            return
+        if run_id in self.candidates:
+            self.candidates = tuple(c for c in self.candidates if c != run_id)
+            return
+        if self.baseline == run_id:  # B replaces A on the same run
+            self.baseline = None
+        self.candidates = (*self.candidates, run_id)
 
     def action_compare(self) -> None:
-        a, b = self.mark_of("A"), self.mark_of("B")
-        if a is None or b is None:
-            missing = " and ".join(m for m, r in (("A", a), ("B", b)) if r is None)
+        a, bs = self.baseline, self.candidates
+        if a is None or not bs:
+            missing = " and ".join(m for m, ok in (("A", a), ("B", bs)) if not ok)
             self.notify(
                 f"mark {missing} first: highlight a run and press a (baseline) / b (candidate)",
                 title="compare",
                 severity="warning",
             )
             return
-        self.ragtui.open_compare(a, b)
+        if len(bs) == 1:
+            self.ragtui.open_compare(a, bs[0])
+        else:
+            self.ragtui.open_compare_many(a, list(bs))
 
     def action_open_run(self) -> None:
         if isinstance(self.focused, Input):
             self.table.focus()  # enter in the filter box ends filtering
             return
         run_id = self.table.highlighted_run
-        if run_id is None:
-            return
-        self.ragtui.open_cases(run_id)
+        if run_id is not None:
+            self.ragtui.open_cases(run_id)
 
     def action_rejudge_run(self) -> None:
         run_id = self.table.highlighted_run
-        if run_id is None:
-            return
-        self.ragtui.open_rejudge_run(run_id)
+        if run_id is not None:
+            self.ragtui.open_rejudge_run(run_id)
 
     def action_noise(self) -> None:
         run_id = self.table.highlighted_run
-        if run_id is None:
-            return
-        self.ragtui.open_noise(run_id, against=self.mark_of("B"))
-
-    def on_screen_resume(self) -> None:
-        # back from another screen: a re-judge or noise rerun may have written new run files
-        if self.loaded and self.ragtui.store is not None:
-            self.load_runs(self.ragtui.store)  # what the batch indexed itself
-            self.ragtui.refresh_folder()  # and anything else written meanwhile
-
-    def on_runs_changed(self, message: RunsChanged) -> None:
-        """Run files changed on disk (the live watch, `r`, a finished batch): list them anew."""
-        if self.ragtui.store is not None:
-            self.load_runs(self.ragtui.store)
+        if run_id is not None:
+            against = self.candidates[0] if self.candidates else None
+            self.ragtui.open_noise(run_id, against=against)
 
     def action_trends(self) -> None:
-        if not self.loaded:
+        if self.model is None:
             self.notify("still loading the runs", severity="warning")
             return
-        self.ragtui.open_trends(self.metrics)
+        self.ragtui.open_trends(self.model.metrics)
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -274,67 +392,61 @@ class RunsScreen(Screen[None]):
         self.ragtui.refresh_folder()
         self.set_timer(2, self._status)  # the summary again, in case nothing changed
 
+    def action_copy(self) -> None:
+        line, model = self.table.highlighted_line, self.model
+        if line is None or model is None:
+            self.notify("no run highlighted", severity="warning")
+            return
+        text = line_markdown(line, model)
+        self.app.copy_to_clipboard(text)
+        what = f"group {line.run.name}" if line.is_group else f"run {line.run.id}"
+        self.notify(f"copied {what} as Markdown ({len(text.splitlines())} lines)", markup=False)
+
+    def action_export(self) -> None:
+        if self.model is None:
+            self.notify("still loading the runs", severity="warning")
+            return
+        lines = list(self.table.shown)
+        model = self.model
+
+        def chosen(request: ExportRequest | None) -> None:
+            if request is not None:
+                self.export(model.export_table(lines), request)
+
+        self.ragtui.open_export("the runs table", "ragtui-runs", chosen)
+
+    @work(thread=True, group="export", description="export the runs")
+    def export(self, table: pa.Table, request: ExportRequest) -> None:
+        export_and_tell(self.app, lambda: table, request, "rows")
+
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
         self.needle = event.value.strip()
-        self._render_table()
-
-    @on(RunTable.RowHighlighted, "#runs")
-    def _highlighted(self, event: RunTable.RowHighlighted) -> None:
-        run = next((r.run for r in self.rows if r.run.id == event.row_key.value), None)
-        group = [r.run for r in self.rows if run and r.run.config_key == run.config_key]
-        detail = run_detail(run, self.metrics, self.folder, group) if run else ""
-        self.query_one("#run-detail", Static).update(detail)
 
     def on_run_table_opened(self) -> None:
         self.action_open_run()
 
+    def on_screen_resume(self) -> None:
+        # back from another screen: a re-judge or noise rerun may have written new run files
+        if self.loaded and self.ragtui.store is not None:
+            self.load_runs(self.ragtui.store)  # what the batch indexed itself
+            self.ragtui.refresh_folder()  # and anything else written meanwhile
 
-def run_detail(run: IndexedRun, metrics: list[str], folder: Path, group: list[IndexedRun]) -> Text:
-    """The highlighted run in full: ids, config, judge, dataset, file, per-metric counts,
-    and how far the reruns of its config (`group`, itself included) spread apart."""
-    out = Text(no_wrap=True, overflow="ellipsis")
+    def on_runs_changed(self, message: RunsChanged) -> None:
+        """Run files changed on disk (the live watch, `r`, a finished batch): list them anew."""
+        if self.ragtui.store is not None:
+            self.load_runs(self.ragtui.store)
 
-    def field(label: str, value: object, end: str = "\n") -> None:
-        out.append(f"{label} ", style="dim")
-        out.append(printable("—" if value in (None, "") else str(value)))
-        out.append(end)
 
-    field("run", run.id, "   ")
-    field("name", run.name, "   ")
-    field("kind", run.kind + (" (in progress)" if run.in_progress else ""), "   ")
-    field("created", run.created_at, "   ")
-    field("parent", run.parent)
-    field("config", run.config_key, "   ")
-    config = ", ".join(f"{k}={v}" for k, v in sorted(run.config.items()))
-    field("", config)
-    field("judge", run.judge, "   ")
-    field("provider", run.judge_provider, "   ")
-    field("prompt", run.judge_prompt_hash, "   ")
-    field("dataset", " ".join(x for x in (run.dataset, run.dataset_version) if x))
-    # relative to the folder: shorter, and the same on every machine
-    path, root = run.file.resolve(), folder.resolve()
-    field("file", path.relative_to(root) if path.is_relative_to(root) else path)
-    for m in metrics:
-        mean = run.listed_means.get(m)
-        errors = run.errors.get(m, 0)
-        out.append(f"{printable(m)} ", style="bold")
-        out.append("—" if mean is None else f"{100 * mean:.1f}")
-        if errors:
-            out.append(f" ({errors} errors)", style="bold red")
-        out.append("   ")
-    if len(group) > 1:
-        out.append(f"\nreruns of this config ({len(group)}) differ by: ", style="dim")
-        first = True
-        for m in metrics:
-            means = [r.means[m] for r in group if r.means.get(m) is not None]
-            if len(means) < 2:
-                continue
-            spread = 100 * (max(means) - min(means))
-            out.append("" if first else " · ")
-            out.append(f"{printable(m)} ")
-            # the classic 5% rule: reruns that far apart make small deltas meaningless
-            out.append(f"{spread:.1f}", style="bold yellow" if spread >= 5 else "bold")
-            first = False
-        out.append(" pts (rule: < 5)", style="dim")
-    return out
+def _first_page(model: RunsModel, width: int) -> None:
+    """The column widths and first rows of the layout the table will pick (in a worker)."""
+    model.rows(model.pick(width), range(min(PAGE, len(model.lines))))
+
+
+def _file_state(run: IndexedRun) -> tuple[int, int, int]:
+    """What says a run file changed: its size, its mtime and its case count."""
+    try:
+        st = os.stat(run.file)
+    except OSError:
+        return (-1, -1, run.n_cases)
+    return (st.st_size, st.st_mtime_ns, run.n_cases)

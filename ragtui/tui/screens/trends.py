@@ -1,4 +1,6 @@
-"""Trends: one metric's per-run means over time, a line per config, CI bars, rerun spread."""
+"""Trends: one metric's per-run means over time, a line per config, CI bars, rerun spread;
+or (`c`) quality against cost: one dot per config, the metric against mean latency, tokens
+or cost per case (`x` switches which)."""
 
 from __future__ import annotations
 
@@ -8,41 +10,60 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, LoadingIndicator
 
+from ragtui.core.costs import RunCosts, bounded_costs
 from ragtui.core.store import Store
-from ragtui.core.trends import TrendSeries, metric_trends
-from ragtui.format import printable
+from ragtui.core.trends import CostPoint, TrendSeries, metric_trends, quality_against_cost
+from ragtui.format import cost_figure, printable, pts
 from ragtui.tui.widgets.title_bar import TitleBar
-from ragtui.tui.widgets.trend_plot import TrendPlot, rich_color
+from ragtui.tui.widgets.trend_plot import COST_LABELS, CostPlot, TrendPlot, rich_color
 
 if TYPE_CHECKING:
     from ragtui.tui.app import RagtuiApp
 
-
-def _pts(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}"
+COST_FIELDS = ("latency_ms", "total_tokens", "cost")
 
 
 class TrendsScreen(Screen[None]):
     HELP = (
         "One metric's mean per run over time, a line per config, with 95% CI bars; dots: "
-        "the mean of the worst 10% of cases. **m**/**M** switch metric."
+        "the mean of the worst 10% of cases. **m**/**M** switch metric; **c** plots quality "
+        "against cost or latency."
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "metric(1)", "next metric", tooltip="Show the next metric"),
         Binding(
             "M", "metric(-1)", "prev metric", key_display="M", tooltip="Show the previous metric"
         ),
+        Binding(
+            "c",
+            "cost_view",
+            "quality vs cost",
+            tooltip="Switch between the trend and quality against cost or latency, per config",
+        ),
+        Binding(
+            "x",
+            "cost_field",
+            "cost measure",
+            tooltip="Quality against: mean latency, tokens or cost per case (the next one)",
+        ),
         Binding("escape", "back", "back", tooltip="Back to the runs"),
     ]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
+
+    index: var[int] = var(0, init=False)
+    view: var[str] = var("trend", init=False)  # "trend" or "cost"
+    cost_field: var[str] = var(COST_FIELDS[0], init=False)
 
     def __init__(self, metrics: list[str], metric: str | None = None) -> None:
         super().__init__()
         self.metrics = metrics
-        self.index = metrics.index(metric) if metric in metrics else 0
+        self.set_reactive(TrendsScreen.index, metrics.index(metric) if metric in metrics else 0)
         self.cache: dict[str, list[TrendSeries]] = {}
+        self.costs: dict[str, RunCosts] | None = None  # read from the run files on first use
 
     @property
     def ragtui(self) -> RagtuiApp:
@@ -56,19 +77,28 @@ class TrendsScreen(Screen[None]):
         yield TitleBar(id="title")
         yield LoadingIndicator(id="loading")
         yield TrendPlot(id="plot")
+        yield CostPlot(id="cost-plot")
         yield DataTable(id="trend-table", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#trend-table", DataTable)
-        for label in ("config", "runs", "latest", "95% CI", "rerun spread", "worst 10%", "errors"):
-            table.add_column(label, key=label)
         self._title()
-        self._show_metric()
+        self._show()
 
-    def on_resize(self) -> None:
+    # ------------------------------------------------------------ state
+
+    def watch_index(self) -> None:
         self._title()
-        self.query_one(Footer).compact = self.size.width < 120
+        self._show()
+
+    def watch_view(self, view: str) -> None:
+        self.set_class(view == "cost", "-cost")
+        self._title()
+        self._show()
+
+    def watch_cost_field(self) -> None:
+        self._title()
+        self._show()
 
     def _title(self) -> None:
         title = Text("ragtui", style="bold")
@@ -78,63 +108,123 @@ class TrendsScreen(Screen[None]):
         else:
             title.append(printable(self.metric), style="bold")
             title.append(f"  ({self.index + 1}/{len(self.metrics)}, m/M to switch)", style="dim")
+            if self.view == "cost":
+                title.append(f"  against {COST_LABELS[self.cost_field]}", style="bold")
         self.query_one(TitleBar).set_title(title, str(self.ragtui.folder))
 
-    def _show_metric(self) -> None:
+    # ------------------------------------------------------------ data
+
+    def _show(self) -> None:
         metric, store = self.metric, self.ragtui.store
         if metric is None or store is None:
+            self.query_one(LoadingIndicator).display = False
             return
-        if metric in self.cache:
-            self._draw(metric, self.cache[metric])
+        series = self.cache.get(metric)
+        if series is None or (self.view == "cost" and self.costs is None):
+            self.query_one(LoadingIndicator).display = True
+            self.compute(store, metric, self.view == "cost")
             return
-        self.query_one(LoadingIndicator).display = True
-        self.compute(store, metric)
+        self._draw(metric, series)
 
-    @work(thread=True, exclusive=True, group="trends")
-    def compute(self, store: Store, metric: str) -> None:
-        # t-intervals and the bottom decile over every run: numpy/scipy, off the UI thread
+    @work(thread=True, exclusive=True, group="trends", description="compute the trends")
+    def compute(self, store: Store, metric: str, with_costs: bool) -> None:
+        # t-intervals and the bottom decile over every run: numpy/scipy, off the UI thread;
+        # cost and latency come from the run files, read once
         try:
-            series = metric_trends(store, metric)
+            series = self.cache.get(metric) or metric_trends(store, metric)
+            costs = self.costs
+            if with_costs and costs is None:
+                # a bounded read: big run files give their latency from the index only
+                costs, _ = bounded_costs(store, [r for r in store.run_rows() if r.n_cases])
         except Exception as err:  # a worker reports its failure; it never ends the app
-            self.app.call_from_thread(self.notify, str(err), severity="error", markup=False)
+            self.app.call_from_thread(self._failed, str(err))
             return
-        self.app.call_from_thread(self._computed, metric, series)
+        self.app.call_from_thread(self._computed, metric, series, costs)
 
-    def _computed(self, metric: str, series: list[TrendSeries]) -> None:
+    def _failed(self, error: str) -> None:
+        """A line (in the title) and a notification; the screen stays."""
+        self.query_one(LoadingIndicator).display = False
+        line = Text("ragtui", style="bold")
+        line.append(" · Trends  ")
+        line.append(printable(error), style="bold red")
+        self.query_one(TitleBar).set_title(line, str(self.ragtui.folder))
+        self.notify(error, title="trends", severity="error", markup=False)
+
+    def _computed(
+        self, metric: str, series: list[TrendSeries], costs: dict[str, RunCosts] | None
+    ) -> None:
         self.cache[metric] = series
+        if costs is not None:
+            self.costs = costs
         if metric == self.metric:
-            self._draw(metric, series)
+            self._show()
+
+    # ------------------------------------------------------------ drawing
 
     def _draw(self, metric: str, series: list[TrendSeries]) -> None:
         self.query_one(LoadingIndicator).display = False
-        self.query_one(TrendPlot).draw(printable(metric), series)
         table = self.query_one("#trend-table", DataTable)
-        table.clear()
+        table.clear(columns=True)
+        if self.view == "cost":
+            assert self.costs is not None
+            points = quality_against_cost(series, self.costs, COST_FIELDS)
+            self.query_one(CostPlot).draw(printable(metric), self.cost_field, points)
+            self._cost_table(table, metric, points)
+            return
+        self.query_one(TrendPlot).draw(printable(metric), series)
+        for label in ("config", "runs", "latest", "95% CI", "rerun spread", "worst 10%", "errors"):
+            table.add_column(label, key=label)
+        table.add_column("config key", key="config key")
         for i, one in enumerate(series):
             last = one.points[-1]
             label = Text("● ", style=rich_color(i))
             label.append(printable(one.label))
-            if self.size.width >= 100:  # at 80 columns the numbers matter more than the key
-                label.append(f"  {printable(one.config_key)}", style="dim")
-            ci = "—" if last.ci_low is None else f"[{_pts(last.ci_low)}, {_pts(last.ci_high)}]"
+            ci = "—" if last.ci_low is None else f"[{pts(last.ci_low)}, {pts(last.ci_high)}]"
+            latest = pts(last.mean) + (" (stated)" if last.stated else "")
             spread = one.spread
             errors = sum(p.n_errors for p in one.points)
             table.add_row(
                 label,
                 Text(str(len(one.points)), justify="right"),
-                Text(_pts(last.mean), justify="right"),
+                Text(latest, justify="right"),
                 Text(ci, justify="right"),
                 Text("—" if spread is None else f"{100 * spread:.1f} pts", justify="right"),
-                Text(_pts(last.bottom), justify="right"),
+                Text(pts(last.bottom), justify="right"),
                 Text(str(errors) if errors else "", style="bold red", justify="right"),
+                Text(printable(one.config_key), style="dim"),
             )
 
+    def _cost_table(self, table: DataTable, metric: str, points: list[CostPoint]) -> None:
+        table.add_column("config", key="config")
+        table.add_column("runs", key="runs")
+        table.add_column(Text(printable(metric)), key="quality")
+        for field in COST_FIELDS:
+            table.add_column(COST_LABELS[field].removeprefix("mean ").removesuffix(" (ms)"))
+        for i, p in enumerate(points):
+            label = Text("● ", style=rich_color(i))
+            label.append(printable(p.label))
+            cells = [
+                label,
+                Text(str(p.runs), justify="right"),
+                Text(pts(p.quality), justify="right"),
+            ]
+            for field in COST_FIELDS:
+                cells.append(Text(cost_figure(field, p.costs.get(field)), justify="right"))
+            table.add_row(*cells)
+
+    # ------------------------------------------------------------ actions
+
     def action_metric(self, step: int) -> None:
-        if not self.metrics:
-            return
-        self.index = (self.index + step) % len(self.metrics)
-        self._title()
-        self._show_metric()
+        if self.metrics:
+            self.index = (self.index + step) % len(self.metrics)
+
+    def action_cost_view(self) -> None:
+        self.view = "trend" if self.view == "cost" else "cost"
+
+    def action_cost_field(self) -> None:
+        self.cost_field = COST_FIELDS[(COST_FIELDS.index(self.cost_field) + 1) % len(COST_FIELDS)]
+        if self.view != "cost":
+            self.view = "cost"
 
     def action_back(self) -> None:
         self.app.pop_screen()

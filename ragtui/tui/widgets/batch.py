@@ -3,7 +3,6 @@ counts, and the confirmation that says what a batch will do before it starts."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
@@ -32,26 +31,6 @@ def configured_judges(config: Config, folder: object) -> tuple[list[JudgeConfig]
     return list(config.judges.values()), None
 
 
-class Prepared(Message):
-    """The form's data is ready (read in a worker): judges, ticked metrics, a config problem."""
-
-    def __init__(self, judges: list[Any], chosen: list[str], problem: str | None, run: Run) -> None:
-        super().__init__()
-        self.judges, self.chosen, self.problem, self.run = judges, chosen, problem, run
-
-
-class Progressed(Message):
-    def __init__(self, progress: Progress, label: str = "") -> None:
-        super().__init__()
-        self.progress, self.label = progress, label
-
-
-class Failed(Message):
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
-
-
 def counts(p: Progress) -> Text:
     out = Text(f"{p.done} / {p.total} cases · ")
     out.append(f"{p.scored} scored", style="green")
@@ -66,8 +45,9 @@ def counts(p: Progress) -> Text:
     return out
 
 
-def plan_text(plan: BatchPlan, verb: str) -> Text:
-    """ "Re-judge 48 cases × 3 metrics = 144 judge calls with qwen (ollama qwen2.5:7b at …)"."""
+def plan_text(plan: BatchPlan, verb: str, extra: str | None = None) -> Text:
+    """ "Re-judge 48 cases × 3 metrics = 144 judge calls with qwen (ollama qwen2.5:7b at …)";
+    `extra` is one more line (e.g. calls a like-for-like verdict may add)."""
     reruns = f" × {plan.times} reruns" if plan.times > 1 else ""
     return join(
         (f"{verb} ", "bold"),
@@ -78,6 +58,7 @@ def plan_text(plan: BatchPlan, verb: str) -> Text:
         (plan.judge.label, ""),
         "\nmetrics: ",
         (", ".join(plan.metrics), ""),
+        ("" if extra is None else f"\n{extra}", ""),
         Text("\nfinished cases are kept if you stop; running it again resumes", style="dim"),
     )
 
@@ -115,14 +96,32 @@ class BatchConfirm(Vertical):
         self.post_message(self.Declined())
 
 
-class BatchMixin:
-    """Loads a batch screen's form data off the UI thread (→ Prepared) and reports progress."""
+class JudgeBatch:
+    """What the judge-batch screens share: the form's data loaded off the UI thread (then
+    `JudgeBatch.Prepared`, or `JudgeBatch.Failed` with the one-line reason)."""
 
     run_id: str
 
-    @work(thread=True, group="batch-prepare")
+    class Prepared(Message):
+        """The form's data is ready: judges, ticked metrics, a config problem, the run."""
+
+        def __init__(
+            self, judges: list[Any], chosen: list[str], problem: str | None, run: Run
+        ) -> None:
+            super().__init__()
+            self.judges, self.chosen, self.problem, self.run = judges, chosen, problem, run
+
+    class Failed(Message):
+        """Something the screen asked for failed; `error` is the one-line reason."""
+
+        def __init__(self, error: str) -> None:
+            super().__init__()
+            self.error = error
+
+    @work(thread=True, group="batch-prepare", description="load the judge form")
     def prepare(self) -> None:
         app: Any = self.app  # type: ignore[attr-defined]
+        post = self.post_message  # type: ignore[attr-defined]
         try:
             store = app.store
             judges, problem = configured_judges(app.workspace.config, store.folder)
@@ -132,14 +131,26 @@ class BatchMixin:
             run = store.run(self.run_id)
             chosen = default_metrics(store, self.run_id)
         except Exception as exc:  # a worker reports its failure; it never ends the app
-            self.post_message(Failed(str(exc)))  # type: ignore[attr-defined]
+            post(JudgeBatch.Failed(str(exc)))
             return
-        self.post_message(Prepared(judges, chosen, problem, run))  # type: ignore[attr-defined]
+        post(JudgeBatch.Prepared(judges, chosen, problem, run))
 
     def load_extra(self, store: Any) -> None:
         """What a screen also needs from the store before its form shows (worker thread)."""
 
-    def progress_callback(self, label: str = "") -> Any:
-        post = self.post_message  # type: ignore[attr-defined]
-        # a copy: the runner keeps mutating its Progress while the message waits in the queue
-        return lambda p: post(Progressed(replace(p), label))
+    async def show_plan(self, text: Text) -> None:
+        """The plan in #batch-confirm in place of the form: nothing is sent before Start."""
+        screen: Any = self
+        if not screen.is_attached:
+            return
+        screen.query_one("#batch-form").display = False
+        confirm = screen.query_one("#batch-confirm")
+        await confirm.remove_children()
+        await confirm.mount(BatchConfirm(text))
+        confirm.display = True
+
+    def on_batch_confirm_declined(self) -> None:
+        """Back: the form again, to change the judge, the metrics or the reruns."""
+        screen: Any = self
+        screen.query_one("#batch-confirm").display = False
+        screen.query_one("#batch-form").display = True

@@ -1,17 +1,10 @@
-"""Pick a judge (from ragtui.toml) and metrics, optionally a rerun count; and run a judge batch
-in a worker thread with its own event loop, so esc can cancel it and the UI never waits on it.
-
-Why a thread and not an async worker on the UI loop: `ragtui.judge.runner` reads the parent
-run file and indexes the result synchronously inside its coroutines; on the UI loop a big run
-would freeze the screen for that long.
-"""
+"""Pick a judge (from ragtui.toml) and metrics, optionally a rerun count. The screens run the
+batch itself through ragtui.services.judging in an async worker."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from rich.text import Text
 from textual import on
@@ -25,8 +18,6 @@ from ragtui.config import JudgeConfig
 from ragtui.judge.metrics import METRICS
 from ragtui.tui.widgets.literal import lit
 
-T = TypeVar("T")
-
 
 @dataclass(frozen=True)
 class JudgeChoice:
@@ -37,15 +28,6 @@ class JudgeChoice:
 
 class JudgeForm(Vertical):
     """Judge, metrics (those ragtui can judge; `chosen` ticked) and, with `times`, a rerun count."""
-
-    DEFAULT_CSS = """
-    JudgeForm { height: auto; }
-    JudgeForm > .form-label { margin-top: 1; }
-    JudgeForm SelectionList { height: auto; max-height: 8; }
-    JudgeForm #judge-times { width: 16; }
-    JudgeForm > Horizontal { height: auto; margin-top: 1; }
-    JudgeForm Button { margin-right: 2; }
-    """
 
     class Submitted(Message):
         def __init__(self, form: JudgeForm, choice: JudgeChoice) -> None:
@@ -130,34 +112,3 @@ class JudgeForm(Vertical):
     def _cancel(self, event: Button.Pressed) -> None:
         event.stop()
         self.post_message(self.Cancelled())
-
-
-class BatchHandle:
-    """Runs one coroutine on a private event loop in the calling (worker) thread; `cancel`
-    may be called from the UI thread and cancels it there (finished cases stay in the file)."""
-
-    def __init__(self) -> None:
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[Any] | None = None
-        self.cancelled = False
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        loop = asyncio.new_event_loop()
-        try:
-            self._loop = loop
-            self._task = loop.create_task(coro)
-            if self.cancelled:
-                self._task.cancel()
-            return loop.run_until_complete(self._task)
-        finally:
-            self._loop = None
-            loop.close()
-
-    def cancel(self) -> None:
-        self.cancelled = True
-        loop, task = self._loop, self._task
-        if loop is not None and task is not None:
-            try:
-                loop.call_soon_threadsafe(task.cancel)
-            except RuntimeError:  # the loop closed meanwhile: nothing left to cancel
-                return

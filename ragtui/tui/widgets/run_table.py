@@ -1,223 +1,229 @@
-"""The Runs table: runs grouped by config (reruns together), means with sparklines, A/B marks.
-
-The row model (`group_rows`) is plain Python over `run_rows()`'s typed rows, cheap to test;
-`RunTable` renders it. Runs are few (tens to hundreds), so Textual's own DataTable is enough
-here and lets cells carry colour.
+"""The Runs table widget: the lines of a `RunsModel` (runs_model.py), filtered, marked, in
+the richest layout that fits its width. The UI thread only adds rows whose cells and column
+widths the model already has, so it skips DataTable's per-cell measuring (the slow part of
+painting thousands of runs); rows after the first page come from a worker.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
-from textual import events
+from textual import events, work
+from textual.coordinate import Coordinate
+from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import DataTable
 
-from ragtui.core.store import RunRow as IndexedRun
-from ragtui.format import printable, short_metrics
-from ragtui.tui.widgets.sparkline import sparkline
-
-GROUP_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "red")
-MARK_STYLES = {"A": "bold black on green", "B": "bold black on magenta"}
-
-
-@dataclass(frozen=True)
-class RunRow:
-    run: IndexedRun  # one run_rows() row
-    group: int  # index of its config group, in display order
-    position: int  # 0-based place inside the group
-    size: int  # runs in the group
-    history: dict[str, list[float | None]]  # metric -> means of this config's runs up to here
-
-    @property
-    def glyph(self) -> str:
-        if self.size == 1:
-            return "─"
-        if self.position == 0:
-            return "┌"
-        return "└" if self.position == self.size - 1 else "├"
+from ragtui.format import RUNS_COLUMNS, printable
+from ragtui.tui.widgets.column_focus import ColumnFocus, ColumnFocused
+from ragtui.tui.widgets.runs_model import (
+    MARK_STYLES,
+    NO_MARK,
+    PAGE,
+    RunLine,
+    RunsModel,
+)
 
 
-def group_rows(runs: Sequence[IndexedRun], metrics: Sequence[str]) -> list[RunRow]:
-    """Runs ordered by config group (groups by their first run's date), dates within a group.
-
-    `runs` come oldest first (as `run_rows` returns them); the order is stable for equal dates.
-    """
-    groups: dict[str, list[IndexedRun]] = {}
-    for run in runs:
-        groups.setdefault(run.config_key, []).append(run)
-    out: list[RunRow] = []
-    for g, members in enumerate(groups.values()):
-        for i, run in enumerate(members):
-            history = {m: [r.listed_means.get(m) for r in members[: i + 1]] for m in metrics}
-            out.append(RunRow(run, g, i, len(members), history))
-    return out
+def describe(key: str) -> str:
+    """The one-line description of a column (format.RUNS_COLUMNS)."""
+    if key.startswith("m:"):
+        return f"{printable(key[2:])}: {RUNS_COLUMNS['metric']}"
+    return RUNS_COLUMNS.get(key, key)
 
 
-def metric_ranges(
-    runs: Iterable[IndexedRun], metrics: Sequence[str]
-) -> dict[str, tuple[float, float]]:
-    """Each metric's (min, max) mean over all runs: the shared sparkline scale."""
-    ranges = {}
-    for m in metrics:
-        values = [v for r in runs if (v := r.listed_means.get(m)) is not None]
-        if values:
-            ranges[m] = (min(values), max(values))
-    return ranges
-
-
-def matches(row: RunRow, needle: str) -> bool:
-    if not needle:
-        return True
-    run = row.run
-    hay = " ".join(
-        str(v or "")
-        for v in (run.id, run.name, run.config_key, run.judge, run.kind, run.created_at)
-    )
-    return needle.casefold() in hay.casefold()
-
-
-class RunTable(DataTable):
-    """Runs, one row each, keyed by run id. `layout` is wide / medium / compact by width."""
+class RunTable(ColumnFocus, DataTable):
+    """The lines of a `RunsModel`, filtered by `needle`, marked by `marks` (run id -> A / B),
+    in the richest layout that fits its width."""
 
     class Opened(Message):
         """The user double-clicked a row (one click only highlights it)."""
 
+    ColumnFocused = ColumnFocused
+
+    model: var[RunsModel | None] = var(None, init=False)
+    marks: var[dict[str, str]] = var(dict, init=False)
+    needle: var[str] = var("", init=False)
+    layout_name: var[str] = var("medium")
+    focused_column: var[int] = var(-1, init=False)
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
-        self.rows_model: list[RunRow] = []
-        self.metrics: list[str] = []
+        self.shown: list[RunLine] = []  # the lines picked by the filter (rows may lag)
+        self._keys: list[str] = []
+        self._fixed = False
+        self._generation = 0  # which fill the rows being built belong to
+        self._keep: RunLine | None = None  # the line the cursor goes back to
 
-    def show(
-        self,
-        rows: list[RunRow],
-        metrics: list[str],
-        *,
-        marks: dict[str, str],
-        needle: str,
-        width: int,
-    ) -> str:
-        """(Re)build the table in the richest layout that fits `width`; returns its name.
+    # ------------------------------------------------------------ filling
 
-        Keeps the cursor on the same run when that run is still shown.
-        """
-        keep = self.highlighted_run
-        self.rows_model, self.metrics = rows, metrics
-        shown = [r for r in rows if matches(r, needle)]
-        ranges = metric_ranges([r.run for r in rows], metrics)
-        for layout in LAYOUTS:
-            headers, body = _cells(shown, metrics, marks, ranges, layout)
-            if _width(headers, body) <= width - 2 or layout == LAYOUTS[-1]:
-                break
+    def watch_model(self) -> None:
+        self._fill()
+
+    def watch_needle(self) -> None:
+        self._fill()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.model is not None and self.model.pick(event.size.width) != self.layout_name:
+            self._fill()
+
+    def _fill(self) -> None:
+        """(Re)build the rows: the first page now, the rest from a worker (a long history
+        paints at once); keeps the cursor on the same line when it is still shown."""
+        model = self.model
+        if model is None:
+            return
+        keep = self.highlighted_line
+        layout = model.pick(self.size.width or self.app.size.width)
+        keys, widths = model.columns(layout), model.widths(layout)
+        picked = [i for i, line in enumerate(model.lines) if line.matches(self.needle)]
+        runs = {model.lines[i].run.id for i in picked if not model.lines[i].is_group}
+        # a group line is shown when one of its runs is
+        picked = [
+            i
+            for i in picked
+            if not model.lines[i].is_group or any(r.id in runs for r in model.lines[i].members)
+        ]
+        self.shown = [model.lines[i] for i in picked]
+        self._generation += 1
+        self._fixed = False
         self.clear(columns=True)
-        for key, label in headers:
-            self.add_column(label, key=key)
-        for row, cells in zip(shown, body, strict=True):
-            self.add_row(*cells, key=row.run.id)
-        if keep is not None and keep in self.rows:
-            self.move_cursor(row=self.get_row_index(keep))
-        return layout
+        self._keys = keys
+        for key, width in zip(keys, widths, strict=True):
+            self.add_column(model.header(key, layout), key=key, width=width)
+        self._fixed = True
+        self._add(model.rows(layout, picked[:PAGE]), picked[:PAGE])
+        self.layout_name = layout
+        self._keep = keep
+        if len(picked) > PAGE:  # after the first page is on screen
+            rest = picked[PAGE:]
+            self.call_after_refresh(self.add_rest, model, layout, rest, self._generation)
+        self._restore_cursor()
+        self.focused_column = min(self.focused_column, len(keys) - 1)
+
+    def _add(self, rows: list[list[Text]], indices: list[int]) -> None:
+        assert self.model is not None
+        lines = self.model.lines
+        self.add_rows(
+            self._with_marks(cells, lines[i]) for cells, i in zip(rows, indices, strict=True)
+        )
+
+    @work(thread=True, exclusive=True, group="run-rows", description="build the run rows")
+    def add_rest(self, model: RunsModel, layout: str, indices: list[int], generation: int) -> None:
+        """The rows after the first page, built off the UI thread."""
+        try:
+            rows = model.rows(layout, indices)
+        except Exception as exc:  # a worker reports its failure; it never ends the app
+            self.app.call_from_thread(self.notify, f"runs table: {exc!r}", severity="error")
+            return
+        self.app.call_from_thread(self._rest_built, generation, rows, indices)
+
+    def _rest_built(self, generation: int, rows: list[list[Text]], indices: list[int]) -> None:
+        if generation != self._generation:
+            return  # refilled meanwhile: these rows belong to an older fill
+        self._add(rows, indices)
+        self._restore_cursor()
+
+    def _restore_cursor(self) -> None:
+        if self._keep is None:
+            return
+        index = self._index_of(self._keep)
+        if index is not None and index < self.row_count:
+            self.move_cursor(row=index)
+            self._keep = None
+
+    @property
+    def complete(self) -> bool:
+        """Every shown line has its row (the rest of a long history is added by a worker)."""
+        return self.row_count == len(self.shown)
+
+    def _with_marks(self, cells: list[Text], line: RunLine) -> list[Text]:
+        mark = "" if line.is_group else self.marks.get(line.run.id, "")
+        return [Text(mark, style=MARK_STYLES[mark]), *cells[1:]] if mark else cells
+
+    def watch_marks(self, old: dict[str, str], new: dict[str, str]) -> None:
+        """Only the mark cells that changed are redrawn (rows added later get theirs then)."""
+        changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+        for row, line in enumerate(self.shown[: self.row_count]):
+            if not line.is_group and line.run.id in changed:
+                mark = new.get(line.run.id, "")
+                cell = Text(mark, style=MARK_STYLES[mark]) if mark else NO_MARK
+                self.update_cell_at(Coordinate(row, 0), cell)
+
+    def _update_dimensions(self, new_rows: Any) -> None:
+        # Every column has a width the model measured and every row is one line: measuring
+        # each cell again (DataTable's way) is the slowest part of painting many runs.
+        if not self._fixed:
+            super()._update_dimensions(new_rows)
+            return
+        header = self.header_height if self.show_header else 0
+        width = sum(c.get_render_width(self) for c in self.columns.values())
+        self.virtual_size = Size(width, self.row_count + header)
+
+    # ------------------------------------------------------------ what is where
+
+    @property
+    def highlighted_line(self) -> RunLine | None:
+        if not self.shown or not 0 <= self.cursor_row < min(len(self.shown), self.row_count):
+            return None
+        return self.shown[self.cursor_row]
+
+    @property
+    def highlighted_run(self) -> str | None:
+        """The highlighted run's id (on a group line: the group's first run)."""
+        line = self.highlighted_line
+        return None if line is None else line.run.id
+
+    def _index_of(self, line: RunLine) -> int | None:
+        for i, other in enumerate(self.shown):
+            if other.run.id == line.run.id and other.is_group == line.is_group:
+                return i
+        return None
+
+    def row_of(self, run_id: str, *, group: bool = False) -> int:
+        """The row of a run's line (or, with `group`, of its group's line)."""
+        for i, line in enumerate(self.shown):
+            if line.is_group == group and (
+                line.run.id == run_id if not group else run_id in {r.id for r in line.members}
+            ):
+                return i
+        raise KeyError(run_id)
+
+    def text(self, run_id: str, key: str, *, group: bool = False) -> str:
+        """What a cell shows, as plain text (for tests and copying)."""
+        cell = self.get_cell_at(Coordinate(self.row_of(run_id, group=group), self._keys.index(key)))
+        return str(cell)
+
+    def shown_runs(self) -> list[str]:
+        """The run lines shown, in order (group lines left out)."""
+        return [line.run.id for line in self.shown if not line.is_group]
+
+    @property
+    def column_keys(self) -> list[str]:
+        return list(self._keys)
+
+    # ------------------------------------------------------------ input
 
     def on_click(self, event: events.Click) -> None:
         # runs before DataTable's own click handler, which moves the cursor and stops the event
         if event.chain == 2:
             self.post_message(self.Opened())
 
-    @property
-    def highlighted_run(self) -> str | None:
-        if self.row_count == 0:
-            return None
-        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
-        return None if key.value is None else str(key.value)
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        """A header (or cell) under the mouse shows its column's description as a tooltip."""
+        column = event.style.meta.get("column")
+        if isinstance(column, int) and 0 <= column < len(self._keys):
+            self.tooltip = describe(self._keys[column])
 
-    def shown_runs(self) -> list[str]:
-        return [str(key.value) for key in self.rows]
+    def header_label(self, index: int) -> Text:
+        assert self.model is not None
+        return self.model.header(self._keys[index], self.layout_name)
 
+    def describe(self, key: str) -> str:
+        return describe(key)
 
-LAYOUTS = ("wide", "medium", "narrow", "compact")
-
-
-def _cells(
-    rows: list[RunRow],
-    metrics: list[str],
-    marks: dict[str, str],
-    ranges: dict[str, tuple[float, float]],
-    layout: str,
-) -> tuple[list[tuple[str, Text]], list[list[Text]]]:
-    """Column (key, header) pairs and the rows' cells for one layout.
-
-    wide: everything, full metric names, 8-bar sparklines; medium: no judge, short names,
-    5 bars; narrow: no kind or config either (the tree glyphs still group reruns);
-    compact (80 columns): date, run, N and the means.
-    """
-    wide, compact = layout == "wide", layout == "compact"
-    keys = {
-        "wide": ["mark", "date", "run", "kind", "config", "judge", "N"],
-        "medium": ["mark", "date", "run", "kind", "config", "N"],
-        "narrow": ["mark", "date", "run", "N"],
-        "compact": ["mark", "date", "run", "N"],
-    }[layout]
-    headers = [
-        (k, Text("" if k == "mark" else k, justify="right" if k == "N" else "left")) for k in keys
-    ]
-    shorts = short_metrics(metrics)
-    headers += [
-        (f"m:{m}", Text(printable(m if wide else shorts[m]), justify="right")) for m in metrics
-    ]
-    if not compact:
-        headers.append(("errors", Text("err", justify="right")))
-    spark = 8 if wide else 0 if compact else 5
-    body = []
-    for row in rows:
-        run = row.run
-        style = GROUP_STYLES[row.group % len(GROUP_STYLES)]
-        name = Text(row.glyph + " ", style=style)
-        name.append(printable(run.name))
-        if row.position == 0 and row.size > 1:
-            name.append(f" ×{row.size}", style=f"bold {style}")
-        mark = marks.get(run.id, "")
-        values = {
-            "mark": Text(mark, style=MARK_STYLES.get(mark, "")),
-            "date": Text(run.created_at[5:10] if compact else run.created_at[:10]),
-            "run": name,
-            "kind": Text(
-                "running" if run.in_progress else run.kind,
-                style="bold yellow" if run.in_progress else "" if run.kind == "eval" else "dim",
-            ),
-            "config": Text(printable(run.config_key), style=style),
-            "judge": Text(printable(run.judge or "—")),
-            "N": Text(str(run.n_cases), justify="right"),
-        }
-        cells = [values[k] for k in keys]
-        for m in metrics:
-            cells.append(_mean_cell(run.listed_means.get(m), row.history[m], ranges.get(m), spark))
-        if not compact:
-            errors = sum(run.errors.values())
-            cells.append(Text(str(errors) if errors else "", style="bold red", justify="right"))
-        body.append(cells)
-    return headers, body
-
-
-def _width(headers: list[tuple[str, Text]], body: list[list[Text]]) -> int:
-    """Columns the table needs: the widest cell of each column plus DataTable's padding."""
-    total = 0
-    for i, (_, header) in enumerate(headers):
-        total += max([header.cell_len, *(row[i].cell_len for row in body)]) + 2
-    return total
-
-
-def _mean_cell(
-    mean: float | None, history: list[float | None], scale: tuple[float, float] | None, spark: int
-) -> Text:
-    # the sparkline sits left of the number, so the numbers of a column line up on the right
-    cell = Text(justify="right")
-    if spark and scale is not None:
-        cell.append(sparkline(history[-spark:], *scale).rjust(spark), style="cyan")
-        cell.append(" ")
-    if mean is None:
-        cell.append("—", style="dim")
-    else:
-        cell.append(f"{100 * mean:.1f}")
-    return cell
+    def watch_focused_column(self, old: int, new: int) -> None:
+        if self.model is not None:
+            self._show_focused_column(old, new)

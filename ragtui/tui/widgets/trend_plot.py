@@ -7,7 +7,8 @@ from datetime import datetime
 
 from textual_plotext import PlotextPlot
 
-from ragtui.core.trends import TrendSeries
+from ragtui.core.trends import CostPoint, TrendSeries
+from ragtui.format import cost_figure
 
 # RGB, so plotext (the lines) and rich (the table's legend dots) show the same colour;
 # ten that stay apart on dark and light themes
@@ -58,12 +59,16 @@ class TrendPlot(PlotextPlot):
                 0.0 if p.ci_high is None else 100 * (p.ci_high - p.ci_low)  # type: ignore[operator]
                 for p in pts
             ]
-            bottom = [100 * p.bottom for p in pts]  # type: ignore[operator]
+            # summary-only runs have a stated mean but no cases: no CI, no worst 10%
+            worst = [
+                (x_, 100 * p.bottom) for x_, p in zip(x, pts, strict=True) if p.bottom is not None
+            ]
             # no plotext legend: it hides the top-left points; the table below is the legend
             plt.plot(x, y, color=color, marker="braille")
             plt.error(x, y, yerr=span, color=color)
-            plt.plot(x, bottom, color=color, marker="dot")
-            lows += [v - h / 2 for v, h in zip(y, span, strict=True)] + bottom
+            if worst:
+                plt.plot([w[0] for w in worst], [w[1] for w in worst], color=color, marker="dot")
+            lows += [v - h / 2 for v, h in zip(y, span, strict=True)] + [w[1] for w in worst]
             highs += [v + h / 2 for v, h in zip(y, span, strict=True)]
         if lows:  # else every run of this metric errored: nothing to scale to
             plt.ylim(max(0.0, min(lows) - 3), min(100.0, max(highs) + 3))
@@ -84,3 +89,48 @@ def _ticks(stamps: list[datetime]) -> list[datetime]:
         return stamps
     step = (len(stamps) - 1) / (MAX_TICKS - 1)
     return [stamps[round(i * step)] for i in range(MAX_TICKS)]
+
+
+COST_LABELS = {
+    "latency_ms": "mean latency per case (ms)",
+    "total_tokens": "mean tokens per case",
+    "cost": "mean cost per case",
+}
+
+
+class CostPlot(PlotextPlot):
+    """One dot per config: x its mean cost (or latency, tokens) per case, y its mean quality."""
+
+    def draw(self, metric: str, field: str, points: Sequence[CostPoint]) -> None:
+        plt = self.plt
+        plt.clear_figure()
+        what = COST_LABELS.get(field, field)
+        plt.title(f"{metric} (points) against {what}: one dot per config")
+        # colours by place in `points`, as in the table below (the legend)
+        placed = [(i, p) for i, p in enumerate(points) if field in p.costs]
+        if not placed:
+            plt.title(f"{metric}: no config has both {metric} and {what}")
+            self.refresh()
+            return
+        xs = [p.costs[field] for _, p in placed]
+        ys = [100 * p.quality for _, p in placed]
+        pad = (max(xs) - min(xs)) * 0.15 or max(abs(xs[0]) * 0.1, 1e-9)
+        for i, p in placed:
+            color = COLORS[i % len(COLORS)]
+            x = p.costs[field]
+            plt.scatter([x], [100 * p.quality], color=color, marker="●")
+            # the name just right of its dot, never over it
+            plt.text(
+                p.label,
+                x + pad * 0.08,
+                100 * p.quality,
+                color=color,
+                background="default",
+                alignment="left",
+            )
+        plt.xlim(min(xs) - pad, max(xs) + pad * 2)  # room for the labels on the right
+        plt.ylim(max(0.0, min(ys) - 3), min(100.0, max(ys) + 3))
+        ticks = sorted({min(xs), (min(xs) + max(xs)) / 2, max(xs)})
+        plt.xticks(ticks, [cost_figure(field, t) for t in ticks])
+        plt.xlabel(what)
+        self.refresh()

@@ -1,4 +1,4 @@
-"""The measurements behind `ragtui bench`, each beside a baseline where one exists.
+"""Data figures of `ragtui bench`: indexing, Inspect import, comparison, memory.
 
 Everything runs in the calling process on synthetic native run files in a scratch folder, so
 the figures describe this machine. Baselines are other tools doing the same work on the same
@@ -15,46 +15,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import duckdb
 
+from ragtui.bench.figures import Figure, speedup, timed
+from ragtui.bench.synthetic import synthetic_cases, write_synthetic_history
 from ragtui.core import indexer
 from ragtui.core.compare import compare_runs
 from ragtui.core.model import JudgeInfo, Run
 from ragtui.core.runfile import SUFFIX, write_run_file
 from ragtui.core.store import INDEX_NAME, Store
-from ragtui.core.synthetic import synthetic_cases, write_synthetic_history
 
-T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]  # scripts/ exists only in a source checkout
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One row of the bench table: what was measured, its value, and the baseline beside it."""
-
-    label: str
-    value: str
-    baseline: str = ""
-    ratio: str = ""
-    note: str = ""
-
-
-def timed(fn: Callable[[], T]) -> tuple[float, T]:
-    started = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - started, result
-
-
-def speedup(ours: float, theirs: float) -> str:
-    """'3.2x faster' / '1.5x slower', from two durations of the same work."""
-    if ours <= 0 or theirs <= 0:
-        return ""
-    return f"{theirs / ours:.1f}x faster" if theirs >= ours else f"{ours / theirs:.1f}x slower"
 
 
 def run_files(folder: Path) -> list[Path]:

@@ -1,0 +1,83 @@
+"""Help (`?`): every screen's keys, and a glossary of every figure and verdict."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from ragtui.format import GLOSSARY
+from ragtui.tui.screens.help import HelpScreen
+from tests.tui.conftest import wait_ready
+
+# issue 14 point 6: the figures and verdicts a user meets, as the screens name them
+TERMS = (
+    "A",
+    "B",
+    "Δ pts",
+    "95% CI",
+    "paired t",
+    "sign-flip",
+    "score",
+    "by cluster",
+    "no spread",
+    "p adj",
+    "Holm",
+    "noise ±",
+    "MDE",
+    "ICC",
+    "κ",
+    "weighted κ",
+    "AC1",
+    "ρ",
+    "power",
+    "TOST",
+    "too few cases",
+    "inconclusive",
+    "no meaningful change",
+    "not comparable",
+    "parse failures",
+    "summary-only run",
+)
+
+
+def section_texts(screen: HelpScreen) -> dict[str, str]:
+    """Each section as the user reads it: title, then key and text per line."""
+    out = {}
+    for static in screen.query(".help-section"):
+        console = Console(record=True, width=200, file=open("/dev/null", "w"))  # noqa: SIM115
+        console.print(static.content)
+        text = console.export_text()
+        out[text.splitlines()[0].strip()] = text
+    return out
+
+
+async def test_help_explains_every_figure_and_verdict(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, HelpScreen)
+        glossary = section_texts(screen)["Glossary: figures and verdicts"]
+        lines = [" ".join(line.split()) for line in glossary.splitlines()]
+        for term in TERMS:
+            first = " ".join(GLOSSARY[term].split())[:30]
+            assert any(line.startswith(f"{term} {first}") for line in lines), term
+        assert screen.has_class("-wide")  # two columns of sections at 120 columns
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_help_lists_the_new_runs_keys(history, make_app) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        screen = app.screen
+        assert screen.has_class("-narrow")  # one column below 110
+        runs = " ".join(section_texts(screen)["Runs (home)"].split())
+        for key, words in (("e", "Export the runs table"), ("y", "Copy the highlighted run")):
+            assert f"{key} {words}" in runs
+        reading = " ".join(section_texts(screen)["Reading the Runs table"].split())
+        assert "!n n judge replies of this metric could not be parsed" in reading
