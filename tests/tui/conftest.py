@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.worker import WorkerCancelled
 
 from ragtui.core.model import Case, Chunk, Claim, DatasetInfo, JudgeInfo, Run, Score
 from ragtui.core.runfile import SUFFIX, write_run_file
@@ -174,7 +175,10 @@ async def wait_ready(app: RagtuiApp, pilot, timeout: float = 60.0) -> None:  # t
         # the live folder watch runs for as long as the app: it is never "finished"
         busy = [w for w in app.workers if w.group != "watch"]
         if busy:  # (an empty list would mean "all workers" to wait_for_complete)
-            await app.workers.wait_for_complete(busy)
+            try:
+                await app.workers.wait_for_complete(busy)
+            except WorkerCancelled:  # an exclusive worker replaced by a newer one: go on
+                pass
         await pilot.pause()
         settled = app.store_error is not None or (app.store is not None and app.runs_screen.loaded)
         if settled and not [w for w in app.workers if w.group != "watch"]:

@@ -1,0 +1,248 @@
+"""The diagnosis in words: stages, retrieval and claim changes, case classes, costs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ragtui.format.numbers import pts, short_pts, signed_pts
+from ragtui.format.text import printable
+
+# ---------------------------------------------------------------- diagnosis
+
+_BASIS = {
+    "recall fell": "context recall fell",
+    "supporting chunk gone": "a claim lost its support and its chunk left the retrieval",
+    "precision fell, faithfulness held": "context precision fell while faithfulness held",
+    "new unsupported claims, recall held": "new unsupported claims while context recall held",
+    "new unsupported claims, chunks kept": "new unsupported claims while A's supporting chunks "
+    "are still retrieved",
+    "faithfulness fell, recall held": "faithfulness fell while context recall held",
+    "faithfulness fell, chunks kept": "faithfulness fell while A's supporting chunks are still "
+    "retrieved",
+    "relevance fell alone": "answer relevance fell while the other metrics held",
+    "no rule fits": "no rule fits the metrics that moved",
+}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def attribution_line(
+    metric: str, delta: float | None, n_fell: int, by_stage: dict[str, int]
+) -> str:
+    """ "faithfulness -6.2 pts: 14 cases fell — 9 generation, 4 retrieval, 1 unattributed"."""
+    head = f"{printable(metric)} {signed_pts(delta)} pts"
+    if n_fell == 0:
+        return f"{head}: no case fell beyond noise"
+    parts = [f"{n} {stage}" for stage, n in by_stage.items() if n]
+    return f"{head}: {_plural(n_fell, 'case')} fell — " + ", ".join(parts)
+
+
+def noise_rule_line(a_runs: int, min_drop: float) -> str:
+    if a_runs >= 2:
+        return (
+            f"a case fell when B is below every one of A's {a_runs} reruns (their per-case noise)"
+        )
+    return (
+        f"a case fell when it dropped by at least {min_drop * 100:g} points "
+        "(A has no reruns to measure per-case noise; set it with --min-drop)"
+    )
+
+
+def cause_text(cause: str, stage: str, basis: str, missing: tuple[str, ...] = ()) -> str:
+    """ "generation: hallucination (new unsupported claims while context recall held)"."""
+    if cause == "unattributed":
+        if missing:
+            return (
+                f"unattributed: needs {', '.join(missing)} "
+                "(or name the metric with --role ROLE=METRIC)"
+            )
+        return f"unattributed: {_BASIS.get(basis, basis)}"
+    return f"{stage}: {cause} ({_BASIS.get(basis, basis)})"
+
+
+def retrieval_line(
+    n_cases: int,
+    mean_overlap: float | None,
+    top_changed: int,
+    added: int,
+    removed: int,
+    moved: int,
+    unchanged: int,
+) -> str:
+    if n_cases == 0:
+        return "retrieval: no case has chunks in both runs"
+    return (
+        f"retrieval ({_plural(n_cases, 'case')}): mean top-k overlap {pts(mean_overlap)} pts · "
+        f"top chunk changed in {top_changed} · chunks added in {added}, removed in {removed}, "
+        f"moved in {moved} · unchanged in {unchanged}"
+    )
+
+
+def claims_line(
+    n_cases: int,
+    lost: int,
+    lost_gone: int,
+    fixed: int,
+    new: int,
+    new_unsupported: int,
+    dropped: int,
+) -> str:
+    if n_cases == 0:
+        return "claims: neither run has faithfulness claims"
+    return (
+        f"claims ({_plural(n_cases, 'case')}): {lost} lost support ({lost_gone} with their "
+        f"chunk gone) · {fixed} fixed · {new} new ({new_unsupported} unsupported) · "
+        f"{dropped} dropped"
+    )
+
+
+def classes_line(metric: str, counts: dict[str, int]) -> str:
+    """ "faithfulness: 6 newly broken · 2 flaky · 31 stable pass" (empty classes left out)."""
+    parts = [f"{n} {klass}" for klass, n in counts.items() if n]
+    return f"{printable(metric)}: " + (" · ".join(parts) or "no case")
+
+
+_COST_UNITS = {
+    "latency_ms": "ms",
+    "prompt_tokens": "prompt tokens",
+    "completion_tokens": "completion tokens",
+    "total_tokens": "tokens",
+    "cost": "cost",
+    "judge_cost": "judge cost",
+}
+
+
+def cost_figure(field: str, value: float | None) -> str:
+    """Latency in whole ms, tokens with one decimal, costs with four significant digits."""
+    if value is None:
+        return "—"
+    if field == "latency_ms":
+        return f"{value:,.0f} ms"
+    if field.endswith("tokens"):
+        return f"{value:,.1f}"
+    return f"{value:.4g}"
+
+
+def cost_line(field: str, mean_a: float | None, mean_b: float | None, ratio: float | None) -> str:
+    """ "latency: mean 1,144 ms → 652 ms (×0.57)"."""
+    name = {"latency_ms": "latency"}.get(field, _COST_UNITS.get(field, field))
+    text = f"{name}: mean {cost_figure(field, mean_a)} → {cost_figure(field, mean_b)}"
+    return text + ("" if ratio is None else f" (×{ratio:.2f})")
+
+
+def chunk_mark(mark: str, move: int | None) -> str:
+    """The mark beside a chunk: = kept, + added, - removed, ↑2 / ↓1 moved up / down."""
+    if mark == "moved" and move:
+        return f"↑{move}" if move > 0 else f"↓{-move}"
+    return {"kept": "=", "added": "+", "removed": "-"}.get(mark, "?")
+
+
+def word_diff(segments: Iterable[tuple[str, str]]) -> str:
+    """Answer diff for plain text: removed words as [-…-], added as {+…+} (git's word diff)."""
+    out = []
+    for kind, text in segments:
+        shown = printable(text)
+        out.append({"added": f"{{+{shown}+}}", "removed": f"[-{shown}-]"}.get(kind, shown))
+    return "".join(out)
+
+
+def new_failure_line(
+    case_id: str,
+    metric: str,
+    baseline: Iterable[float | None],
+    value: float | None,
+    threshold: float,
+) -> str:
+    """For `gate --no-new-failures`: "refund-07 faithfulness: passed in every baseline run
+    (100, 100), fails in the candidate (0; pass ≥ 50)"."""
+    before = ", ".join(short_pts(v) for v in baseline)
+    return (
+        f"{printable(case_id)} {printable(metric)}: passed in every baseline run ({before}), "
+        f"fails in the candidate ({short_pts(value)}; pass ≥ {short_pts(threshold)})"
+    )
+
+
+# ---------------------------------------------------------------- diagnosis on screen
+
+
+def retrieval_summary(n_cases: int, mean_overlap: float | None, top_changed: int) -> str:
+    """ "retrieval: mean top-k overlap 93.8 pts · top chunk changed in 2 of 8 cases"."""
+    if n_cases == 0:
+        return "retrieval: no case has chunks in both runs"
+    return (
+        f"retrieval: mean top-k overlap {pts(mean_overlap)} pts · top chunk changed in "
+        f"{top_changed} of {_plural(n_cases, 'case')}"
+    )
+
+
+def claims_summary(lost: int, lost_gone: int, fixed: int, new: int, new_unsupported: int) -> str:
+    """ "claims: 1 became unsupported (1 with its chunk gone) · 1 fixed · 1 new (1 unsupported)"."""
+    return (
+        f"claims: {lost} became unsupported ({lost_gone} with the chunk gone) · {fixed} fixed"
+        f" · {new} new ({new_unsupported} unsupported)"
+    )
+
+
+def case_retrieval_text(
+    added: int, removed: int, moved: int, kept: int, k: int, overlap: float | None, top: bool | None
+) -> str:
+    """One case: "retrieval: 1 added · 1 removed · 2 moved · 0 kept · top-3 overlap 50 pts ·
+    top chunk changed"."""
+    out = f"retrieval: {added} added · {removed} removed · {moved} moved · {kept} kept"
+    if overlap is not None:
+        out += f" · top-{k} overlap {short_pts(overlap)} pts"
+    if top is not None:
+        out += " · top chunk changed" if top else " · same top chunk"
+    return out
+
+
+CLAIM_CHANGE_WORDS = {
+    "lost support": "became unsupported",
+    "fixed": "fixed",
+    "weakened": "weakened",
+    "strengthened": "strengthened",
+    "new": "new",
+    "dropped": "dropped",
+    "same": "same",
+}
+
+
+def claim_change_detail(
+    change: str,
+    verdict_a: str | None,
+    verdict_b: str | None,
+    chunks_a: tuple[str, ...],
+    chunk_gone: bool | None,
+) -> str:
+    """What happened to one claim, after its text: "A SUPPORTED via C1 · C1 left B's
+    retrieval"; "new in B, UNSUPPORTED"."""
+    if change == "new":
+        return f"new in B, {verdict_b or 'no verdict'}"
+    if change == "dropped":
+        return f"only in A ({verdict_a or 'no verdict'})"
+    cited = ", ".join(printable(c) for c in chunks_a)
+    out = f"{verdict_a or '?'} → {verdict_b or '?'}"
+    if change == "lost support":
+        if chunk_gone is True:
+            out += f" · its chunk {cited} left B's retrieval"
+        elif chunk_gone is False:
+            out += f" · its chunk {cited} is still retrieved"
+        else:
+            out += " · A cited no chunk B's diff knows"
+    return out
+
+
+def case_class_text(
+    klass: str, baseline: Iterable[float | None], value: float | None, threshold: float
+) -> str:
+    """ "newly broken · baseline runs 100 100 · candidate 0 · pass ≥ 50"."""
+    before = " ".join(short_pts(v) for v in baseline) or "none"
+    return f"{klass} · baseline runs {before} · candidate {short_pts(value)} · pass ≥ {short_pts(threshold)}"
+
+
+def class_filter_caption(klass: str | None, count: int | None = None) -> str:
+    if klass is None:
+        return "every class"
+    return klass if count is None else f"{klass} ({count})"

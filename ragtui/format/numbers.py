@@ -1,0 +1,85 @@
+"""Figures as every output shows them: points, signed deltas, p-values, intervals, metric
+abbreviations unique within a table."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# ---------------------------------------------------------------- numbers
+
+
+def pts(value: float | None) -> str:
+    """A fraction in points with one decimal: 0.781 -> "78.1"; None -> "—"."""
+    return "—" if value is None else f"{value * 100:.1f}"
+
+
+def signed_pts(value: float | None) -> str:
+    """A delta in signed points: +8.1, -0.7; "0.0" rather than "-0.0" from float dust."""
+    if value is None:
+        return "—"
+    x = round(value * 100, 1)
+    return "0.0" if x == 0 else f"{x:+.1f}"
+
+
+def short_pts(value: float | None) -> str:
+    """A per-case value in points without a trailing ".0": 100, 83.3, 50."""
+    return "—" if value is None else f"{value * 100:.1f}".removesuffix(".0")
+
+
+def p_value(p: float | None) -> str:
+    """A p-value the way papers print it: .004, <.001, 1."""
+    if p is None:
+        return "—"
+    if p < 0.001:
+        return "<.001"
+    return f"{p:.3f}".removeprefix("0") if p < 1 else "1"
+
+
+def interval(low: float | None, high: float | None) -> str:
+    """A confidence interval in signed points: [+3.2, +13.0]."""
+    if low is None or high is None:
+        return "—"
+    return f"[{signed_pts(low)}, {signed_pts(high)}]"
+
+
+# ---------------------------------------------------------------- metric names
+
+_ABBREVIATIONS = {
+    "answer": "ans",
+    "context": "ctx",
+    "faithfulness": "faith",
+    "relevance": "rel",
+    "relevancy": "rel",
+    "precision": "prec",
+    "recall": "rec",
+    "correctness": "corr",
+    "similarity": "sim",
+}
+
+
+def _abbreviate(name: str, keep: int) -> str:
+    words = [w for w in re.split(r"[\s_\-/.]+", name) if w]
+    return " ".join(_ABBREVIATIONS.get(w.lower(), w[:keep]) for w in words) or name
+
+
+def short_metrics(names: Iterable[str]) -> dict[str, str]:
+    """Column headers for metrics, unique within the table: faithfulness -> faith,
+    context_precision -> ctx prec. Names that would collide keep more of each word, and
+    at worst their full name, so two columns never read the same."""
+    names = list(dict.fromkeys(names))
+    out: dict[str, str] = {}
+    for keep in (5, 8, 12):
+        out = {n: _abbreviate(n, keep) for n in names}
+        if len(set(out.values())) == len(out):
+            return out
+    counts: dict[str, int] = {}
+    for short in out.values():
+        counts[short] = counts.get(short, 0) + 1
+    out = {n: (n if counts[s] > 1 else s) for n, s in out.items()}
+    return out if len(set(out.values())) == len(out) else {n: n for n in names}
+
+
+def short_metric(name: str) -> str:
+    """One metric's header on its own (tables use `short_metrics` so headers stay unique)."""
+    return short_metrics([name])[name]

@@ -1,0 +1,136 @@
+"""The one neutraliser for untrusted text (file contents, file names, judge replies) and
+inert Markdown: what every output passes text through."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+# Every character a terminal may act on or a reader cannot see: C0/C1 controls and DEL (ESC
+# starts ANSI/OSC sequences, U+009B is a one-byte CSI), the Unicode categories Cf (bidi
+# controls U+061C U+200E/F U+202A-202E U+2066-2069, zero-width U+200B-200D U+2060, BOM U+FEFF,
+# soft hyphen, tag characters), Cs (lone surrogates, which cannot even be encoded), Zl/Zp
+# (line and paragraph separators), plus invisible letters (Hangul fillers, U+034F, U+17B4/5,
+# Mongolian variation selectors) and the noncharacters U+FFFE/F. Unicode 15.1 categories as
+# ranges (tests/test_format.py checks them against the running Python's unicodedata).
+_UNSAFE_RANGES = (
+    (0x0000, 0x001F), (0x007F, 0x009F), (0x00AD, 0x00AD), (0x034F, 0x034F),
+    (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F),
+    (0x0890, 0x0891), (0x08E2, 0x08E2), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x2028, 0x202E), (0x2060, 0x2064),
+    (0x2066, 0x206F), (0x3164, 0x3164), (0xD800, 0xDFFF), (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0), (0xFFF9, 0xFFFB), (0xFFFE, 0xFFFF), (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+)  # fmt: skip
+_KEEP = "\t\n"  # shown as they are where multi-line text is shown
+
+
+def _char_class(ranges: Iterable[tuple[int, int]], keep: str = "") -> str:
+    def esc(code: int) -> str:
+        return f"\\U{code:08x}"
+
+    parts = []
+    for low, high in ranges:
+        for a, b in _split_out(low, high, {ord(c) for c in keep}):
+            parts.append(esc(a) if a == b else f"{esc(a)}-{esc(b)}")
+    return "[" + "".join(parts) + "]"
+
+
+def _split_out(low: int, high: int, skip: set[int]) -> list[tuple[int, int]]:
+    out, start = [], low
+    for code in sorted(c for c in skip if low <= c <= high):
+        if start <= code - 1:
+            out.append((start, code - 1))
+        start = code + 1
+    if start <= high:
+        out.append((start, high))
+    return out
+
+
+_UNSAFE = re.compile(_char_class(_UNSAFE_RANGES))  # everything, tab and newline too
+_UNSAFE_MULTILINE = re.compile(_char_class(_UNSAFE_RANGES, keep=_KEEP))
+
+
+def _re2_class(ranges: Iterable[tuple[int, int]], keep: str) -> str:
+    # RE2 (Arrow, DuckDB) spells code points \x{...}; UTF-8 columns cannot hold surrogates
+    parts = []
+    for low, high in ranges:
+        if low == 0xD800:
+            continue
+        for a, b in _split_out(low, high, {ord(c) for c in keep}):
+            parts.append(f"\\x{{{a:x}}}" if a == b else f"\\x{{{a:x}}}-\\x{{{b:x}}}")
+    return "[" + "".join(parts) + "]"
+
+
+# The same set (less tab and newline) for Arrow/DuckDB regex filters that find the values
+# needing `printable`.
+UNSAFE_RE2 = _re2_class(_UNSAFE_RANGES, _KEEP)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def printable(text: object, *, multiline: bool = True) -> str:
+    """Untrusted text with every control, escape, bidi, zero-width or invisible character
+    shown as a visible escape (ESC -> "\\x1b", U+202E -> "\\u202e"), so a terminal never acts
+    on it and a reader sees what is there. Tab and newline stay where multi-line text is shown
+    (`multiline=True`); one-line contexts (a table cell, a file name in a notice, an id) pass
+    `multiline=False` and get them escaped too. Markup characters stay as they are: renderers
+    must not parse them. None is "" and anything else its str()."""
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        text = str(text)
+    pattern = _UNSAFE_MULTILINE if multiline else _UNSAFE
+    return pattern.sub(_escape, text)
+
+
+def one_line(text: object) -> str:
+    """`printable` for a one-line context: newlines and tabs are escaped as well."""
+    return printable(text, multiline=False)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON spells astral characters as a surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def json_text(obj: Any, **options: Any) -> str:
+    """JSON for a terminal or a pipe: readable Unicode, but every character `printable` would
+    escape (C1 controls, bidi, zero-width ...) written as a \\u escape, so no such byte reaches
+    the output. Outside strings json.dumps writes only ASCII, so this stays valid JSON and
+    decodes to the same value. Options go to json.dumps (indent, default, sort_keys)."""
+    options.setdefault("ensure_ascii", False)
+    # outside strings only indentation whitespace: keep newlines (inside, json escapes them)
+    return _UNSAFE_MULTILINE.sub(_json_escape, json.dumps(obj, **options))
+
+
+# ---------------------------------------------------------------- Markdown (copy with `y`)
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def md_inline(text: object, limit: int | None = None) -> str:
+    """Untrusted text as inert Markdown on one line: controls made visible, markup escaped."""
+    flat = " ".join(printable(text).split())
+    if limit is not None and len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def md_table(headers: Iterable[str], rows: Iterable[Iterable[object]]) -> list[str]:
+    """A Markdown table; every cell (headers too) made inert with `md_inline`."""
+    head = [md_inline(h) for h in headers]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(md_inline(c) for c in row) + " |" for row in rows]
+    return out

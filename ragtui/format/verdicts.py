@@ -1,0 +1,453 @@
+"""A comparison in words: verdict labels and reasons, method names, notes, the noise budget,
+agreement, the gate, and the comparison table's cells (the CLI's and the report's)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ragtui.core.verdict import (
+    Clustered,
+    ErrorCounts,
+    IdenticalMetric,
+    IdenticalRuns,
+    JudgeOnlyFloor,
+    JudgesDisagree,
+    LowAgreement,
+    Method,
+    NoReruns,
+    Note,
+    NotScored,
+    RerunDrift,
+    RerunIdentical,
+    RerunMean,
+    RerunRule,
+    RunsDiffer,
+    ScaleInfo,
+    ScalesDiffer,
+    SeedNote,
+    SelfJudged,
+    Unpaired,
+    Verdict,
+)
+from ragtui.format.numbers import interval, p_value, pts, signed_pts
+
+if TYPE_CHECKING:
+    from ragtui.core.agreement import Agreement
+    from ragtui.core.analysis import MetricResult
+    from ragtui.core.budget import NoiseBudget
+    from ragtui.core.compare import JudgeVerdict
+    from ragtui.core.gate import GateCheck, GateResult
+    from ragtui.core.ppi import PPIEstimate
+
+# ---------------------------------------------------------------- verdicts and methods
+# (imported lazily by the core's to_json; plain strings for the CLI, the report and the TUI)
+
+_METHODS = {
+    Method.T: "paired t",
+    Method.SIGN_FLIP: "sign-flip, mid-p",
+    Method.SCORE: "Tango score / McNemar",
+    Method.CLUSTER_SIGN_FLIP: "sign-flip by cluster",
+    Method.CLUSTER_T: "cluster-robust t",
+    Method.NO_SPREAD: "exact bound (no spread)",
+    Method.NONE: "—",
+}
+
+
+def _need(n: int | None) -> str:
+    return "—" if n is None else f"~{n:,}"
+
+
+def margin_pts(margin: float) -> str:
+    return f"{margin * 100:g}"
+
+
+def verdict_label(m: MetricResult) -> str:
+    """The verdict as a table shows it: "improved", "improved (< margin)", "too few cases"."""
+    word = str(m.verdict)
+    if m.verdict in (Verdict.IMPROVED, Verdict.REGRESSED) and m.below_margin:
+        return f"{word} (< margin)"
+    return word
+
+
+def method_name(m: MetricResult) -> str:
+    """The family the CI and p came from, named beside the CI."""
+    name = _METHODS[m.method]
+    if m.method is Method.CLUSTER_SIGN_FLIP:
+        how = "exact" if m.exact else "10,000 random"
+        return f"{name} ({m.units} clusters, {how})"
+    if m.method is Method.SIGN_FLIP:
+        return f"{name} ({'exact' if m.exact else '10,000 random'})"
+    if m.method is Method.CLUSTER_T:
+        return f"{name} ({m.units} clusters)"
+    return name
+
+
+_SHORT_METHODS = {
+    Method.T: "paired t",
+    Method.SIGN_FLIP: "sign-flip",
+    Method.SIGN_FLIP: "sign-flip, mid-p",
+    Method.SCORE: "score",
+    Method.CLUSTER_SIGN_FLIP: "by cluster",
+    Method.CLUSTER_T: "by cluster",
+    Method.NO_SPREAD: "no spread",
+    Method.NONE: "—",
+}
+
+
+def short_method(m: MetricResult) -> str:
+    """The method in a table column; `method_name` gives the full name in the notes."""
+    return _SHORT_METHODS[m.method]
+
+
+def scale_text(scales: tuple[ScaleInfo, ...]) -> str:
+    if not scales:
+        return "nothing"
+    parts = []
+    for s in scales:
+        span = f"{s.lo:g}–{s.hi:g}"
+        parts.append(f"labels ({span})" if s.kind == "label" else f"numbers {span}")
+    return " and ".join(parts)
+
+
+def verdict_reason(m: MetricResult, margin: float) -> str:
+    """Why the verdict is what it is, with the cases needed where more would help."""
+    band = f"±{margin_pts(margin)} points"
+    need = (
+        f"need {_need(m.n_detect)} cases to detect {band}, {_need(m.n_no_change)} to show no change"
+    )
+    v = m.verdict
+    if v is Verdict.NOT_COMPARABLE:
+        return (
+            f"A scored it as {scale_text(m.scale_a)}, B as {scale_text(m.scale_b)}: "
+            "no verdict across scales (declare one scale for both)"
+        )
+    if v is Verdict.NO_DATA:
+        return "no case scored in both runs"
+    if v is Verdict.TOO_FEW:
+        if m.n and not m.spread:
+            head = (
+                f"all {m.n} deltas are {signed_pts(m.delta)}: no spread to tell noise from "
+                "change (a cached copy, or a change this metric does not see)"
+            )
+        elif m.method in (Method.CLUSTER_SIGN_FLIP, Method.CLUSTER_T):
+            head = f"{m.units} clusters: a test by cluster needs at least 6"
+        elif m.method is Method.SIGN_FLIP:
+            head = f"{m.n} cases: too few for a sign-flip test to decide anything"
+        else:
+            head = f"{m.n} cases: no test at α .05 can decide"
+        if m.n_detect is None and m.n_no_change is None:
+            return head
+        return f"{head}; {need}"
+    if v in (Verdict.IMPROVED, Verdict.REGRESSED):
+        out = f"adjusted p {p_value(m.p_adj)} < .05 ({method_name(m)})"
+        if m.below_margin:
+            out += f", but the change is smaller than the {band} margin"
+        return out
+    if v is Verdict.NO_CHANGE:
+        return f"TOST: 90% CI {interval(m.ci90_low, m.ci90_high)} inside {band}"
+    out = f"CI crosses {band}; {need}"
+    if m.holm_lost:
+        out += f" (p {p_value(m.p)} alone, not after Holm over the metrics)"
+    return out
+
+
+def errors_pair(m: MetricResult) -> str:
+    """Errored grades plus parse failures, A/B: shown beside the means."""
+    return f"{m.errors_a + m.parse_failures_a}/{m.errors_b + m.parse_failures_b}"
+
+
+# ---------------------------------------------------------------- notes
+
+
+def rule_text(n: RerunRule) -> str:
+    state = "within it" if n.holds else "above it"
+    out = (
+        f"{n.metric}: reruns of {n.side} ({n.runs} runs, {n.n} cases) differ by "
+        f"{n.rerun_delta * 100:.1f} points (rule of thumb: < {margin_pts(n.margin)}, {state})"
+        f" · noise floor ±{n.noise_floor * 100:.1f}"
+        f" · {n.runs} pure reruns at N={n.n} differ by up to {n.chance_range * 100:.1f} by chance"
+    )
+    if n.chance_range >= n.margin:
+        out += " (so the rule fires by chance here)"
+    if n.icc is not None:
+        out += f" · ICC {n.icc:.2f}"
+    return out + f" · {n.source} reruns"
+
+
+def note_text(n: Note) -> str:
+    """One sentence for any note of a comparison."""
+    match n:
+        case RunsDiffer(what=what, a=a, b=b):
+            why = (
+                "deltas mix judge and system changes"
+                if what.startswith("judge")
+                else "the cases may not be the same questions"
+            )
+            return f"{what} differs between A and B ({a or 'unknown'} → {b or 'unknown'}): {why}"
+        case SelfJudged(side=side, generator=gen):
+            return (
+                f"run {side} is judged by its own generator ({gen}): self-judging inflates scores"
+            )
+        case NotScored(metric=metric, side=side):
+            return f"{metric}: not scored in run {side}: no verdict for it"
+        case ScalesDiffer(metric=metric, a=a, b=b):
+            return (
+                f"{metric}: A scored it as {scale_text(a)}, B as {scale_text(b)}: not comparable, "
+                "no verdict (declare one scale with --scale or [metrics.NAME] scale)"
+            )
+        case IdenticalRuns():
+            return "B is identical to A on every score: a cached copy, not a new run"
+        case IdenticalMetric(metric=metric, n=count):
+            return (
+                f"{metric}: B equals A on all {count} cases: a cached grade, or a metric this "
+                "change cannot move"
+            )
+        case RerunIdentical(side=side, run=run, twin=twin, metrics=()):
+            return (
+                f"rerun {run} of {side} is identical to {twin} on every score: a cache hit, "
+                "not a replicate (left out)"
+            )
+        case RerunIdentical(side=side, run=run, twin=twin, metrics=metrics):
+            return (
+                f"rerun {run} of {side} is identical to {twin} on {', '.join(metrics)}: a cache "
+                "hit there (left out of those metrics' means and noise floors)"
+            )
+        case RerunDrift(metric=metric, side=side, run=run, reference=ref, shift=shift, p=p):
+            return (
+                f"{metric}: rerun {run} of {side} drifted from {ref} by {shift * 100:+.1f} "
+                f"points (p {p:.2g}): a systematic change, not noise"
+            )
+        case ErrorCounts() as e:
+            counts = (
+                f"{e.metric}: errors A {e.errors_a}, B {e.errors_b} · parse failures "
+                f"A {e.parse_failures_a}, B {e.parse_failures_b}"
+            )
+            if e.differ:
+                return f"{counts}: A and B differ, so part of the change may be the judge failing"
+            return f"{counts} (errors are counted, not averaged; parse failures score 0)"
+        case Unpaired(metric=metric, only_a=oa, only_b=ob, n=count):
+            return f"{metric}: {oa} cases only in A, {ob} only in B; compared on the {count} both scored"
+        case LowAgreement() as g:
+            figures = ", ".join(
+                f"{k} {v:.2f}" for k, v in (("κ", g.kappa), ("ρ", g.rho)) if v is not None
+            )
+            return f"{g.metric}: low agreement, {g.between} ({figures}; {g.flipped} of {g.n} cases flipped)"
+        case JudgesDisagree(metric=metric, verdicts=verdicts):
+            said = "; ".join(f"{judge}: {v}" for judge, v in verdicts)
+            return f"{metric}: the verdict depends on the judge ({said})"
+        case RerunRule():
+            return rule_text(n)
+        case RerunMean(side=side, runs=runs):
+            return f"{side}'s per-case values are the mean of its {runs} reruns"
+        case NoReruns():
+            return (
+                "no reruns of A or B with the same config: noise floor unknown "
+                "(run a noise rerun of A to measure it)"
+            )
+        case JudgeOnlyFloor(side=side):
+            return (
+                f"the noise floor of {side} comes from judge-only reruns (same answers): it "
+                "leaves out generation noise, so real reruns vary more"
+            )
+        case Clustered(clusters=k, cases=count, named=named, field=name, from_field=filled):
+            parts = [f"{named} by their cluster field"] if named else []
+            if filled:
+                parts.append(f"{filled} by metadata field {name!r} ([compare] cluster)")
+            alone = count - named - filled
+            if alone:
+                parts.append(f"{alone} on their own")
+            return (
+                f"{count} cases in {k} clusters ({', '.join(parts)}): resampled and "
+                "sign-flipped by cluster, since cases of one cluster are not independent"
+            )
+        case SeedNote(seed=seed, resamples=count):
+            return f"seed {seed} · {count:,} random sign-flips where clusters are too many to enumerate"
+    return n.code
+
+
+def budget_text(b: NoiseBudget) -> str:
+    """ "faithfulness: per-case variance shares case .62, generation .25, judge .13 · to reach
+    MDE 5.0 pts (now 9.7): +140 cases, or judge ×3, or regenerate ×2"."""
+
+    def share(part: float) -> str:
+        return f"{min(1.0, part / b.var_delta):.2f}".removeprefix("0")
+
+    parts = [f"case {share(b.var_case)}"]
+    if b.gen_part is not None and b.judge_part is not None:
+        parts += [f"generation {share(b.gen_part)}", f"judge {share(b.judge_part)}"]
+    elif b.judge_part is not None:
+        parts.append(f"judge {share(b.judge_part)}")
+    elif b.rerun_part is not None:
+        parts.append(f"reruns (generation + judge) {share(b.rerun_part)}")
+    levers = [f"+{b.add_cases:,} cases" if b.add_cases is not None else "more cases"]
+    if b.judge_times is not None:
+        levers.append(f"judge ×{b.judge_times}")
+    if b.regen_times is not None:
+        levers.append(f"regenerate ×{b.regen_times}")
+    notes = []
+    if b.rerun_part is None:
+        notes.append("rerun noise unknown (no reruns)")
+    elif b.var_judge is None:
+        notes.append("judge share unknown (no judge-only reruns)")
+    elif b.var_gen is None:
+        notes.append("generation noise unknown (judge-only reruns: it is left out)")
+    if b.judge_lever and b.judge_times is None:
+        notes.append("judge repeats alone cannot reach it")
+    if b.regen_lever and b.regen_times is None:
+        notes.append("regenerating alone cannot reach it")
+    goal = "reach" if b.target_mde < b.mde else "keep"
+    return (
+        f"{b.metric}: per-case variance shares {', '.join(parts)}"
+        f" · to {goal} MDE {b.target_mde * 100:.1f} pts (now {b.mde * 100:.1f}): "
+        + ", or ".join(levers)
+        + (f" · {'; '.join(notes)}" if notes else "")
+    )
+
+
+def ppi_text(p: PPIEstimate) -> str:
+    what = "change" if p.side == "B - A" else f"mean of {p.side}"
+    fig = signed_pts if p.side == "B - A" else pts
+    return (
+        f"{p.metric}: {what} corrected by {p.labelled} human labels (prediction-powered): "
+        f"{fig(p.estimate)} [{fig(p.ci_low)}, {fig(p.ci_high)}] beside the judge's {fig(p.judge)}"
+    )
+
+
+def judge_verdict_text(j: JudgeVerdict) -> str:
+    return (
+        f"{j.metric} under {j.judge}: {j.verdict} "
+        f"{signed_pts(j.delta)} {interval(j.ci_low, j.ci_high)}"
+    )
+
+
+def agreement_text(g: Agreement) -> str:
+    """κ (weighted or not), AC1 and raw agreement beside it, ρ, and the flips."""
+    figures = []
+    if g.kappa is not None:
+        figures.append(f"{'weighted κ' if g.weighted else 'κ'} {g.kappa:.2f}")
+    if g.ac1 is not None:
+        figures.append(f"AC1 {g.ac1:.2f}")
+    if g.raw is not None:
+        figures.append(f"same grade {g.raw * 100:.0f} of 100")
+    if g.rho is not None:
+        figures.append(f"ρ {g.rho:.2f}")
+    flips = ", ".join(g.flipped[:8]) + (", …" if len(g.flipped) > 8 else "")
+    return (
+        f"agreement {g.metric}, {g.between}: {', '.join(figures) or 'no figures'} on {g.n} cases; "
+        f"{len(g.flipped)} flipped"
+        + (f" ({flips})" if flips else "")
+        + (" — LOW" if g.flagged else "")
+    )
+
+
+# ---------------------------------------------------------------- gate
+
+
+def gate_metric_line(m: MetricResult, margin: float) -> str:
+    return (
+        f"{m.metric}: {signed_pts(m.delta)} points, 95% CI {interval(m.ci_low, m.ci_high)} "
+        f"({method_name(m)}), {verdict_label(m)} — {verdict_reason(m, margin)}"
+    )
+
+
+def gate_check_text(ch: GateCheck, margin: float) -> str:
+    """One gate check: "ok   ", "FAIL " or "???  " and why."""
+    band = margin_pts(margin)
+    tag = {"passed": "ok   ", "failed": "FAIL ", "undecided": "???  "}[ch.outcome]
+    texts = {
+        "non_inferior": f"shown non-inferior: 95% CI lower bound {signed_pts(ch.value)} > -{band}",
+        "regressed": f"regressed by {pts(abs(ch.value or 0.0))} points (significant after Holm)",
+        "not_comparable": "A and B scored it on different scales: no verdict, so no pass",
+        "no_scores": "the candidate has no usable score (every case errored or failed to parse)",
+        "too_few_shared": (
+            f"only {ch.value:.0f} cases shared by both runs (the gate needs {ch.threshold:.0f})"
+            if ch.value is not None and ch.threshold is not None
+            else "too few shared cases"
+        ),
+        "more_errors": (
+            f"the candidate has more errors and parse failures ({ch.value:.0f}) than the base "
+            f"({ch.threshold:.0f})"
+            if ch.value is not None and ch.threshold is not None
+            else "more errors than the base"
+        ),
+        "undecided": (
+            f"cannot tell: 95% CI lower bound {signed_pts(ch.value)} is not above -{band}"
+            f" and no significant regression; need {_need(ch.n_needed)} cases to show "
+            "non-inferiority"
+        ),
+        "floor_held": f"mean {pts(ch.value)} ≥ floor {pts(ch.threshold)}",
+        "below_floor": f"candidate mean {pts(ch.value)} is below the floor {pts(ch.threshold)}",
+        "no_floor_scores": f"the candidate has no scores for the floor {pts(ch.threshold)}",
+        "nothing_compared": "no metric in common between the runs: nothing to pass",
+        "new_failures": (
+            "1 case passed in every baseline run and fails in the candidate (listed below)"
+            if ch.value == 1
+            else f"{ch.value or 0:.0f} cases passed in every baseline run and fail in the "
+            "candidate (listed below)"
+        ),
+        "no_new_failures": "no case that passed in every baseline run fails in the candidate",
+    }
+    return f"{tag}{ch.metric}: {texts[ch.code]}"
+
+
+def gate_summary(result: GateResult, undecided_passes: bool = False) -> str:
+    failed = [ch for ch in result.checks if ch.outcome == "failed"]
+    if result.outcome == "failed":
+        return f"gate: failed ({len(failed)} reason{'s' if len(failed) > 1 else ''})"
+    if result.outcome == "undecided":
+        verdict = "passes (--undecided-passes)" if undecided_passes else "exit 3"
+        return f"gate: undecided — the data cannot tell yet; {verdict}"
+    return "gate: passed (the candidate is shown non-inferior on every metric, every floor holds)"
+
+
+# ---------------------------------------------------------------- comparison tables
+# (the CLI's table and the Markdown report's: one set of columns and cells)
+
+COMPARE_COLUMNS = (
+    "metric",
+    "N",
+    "A",
+    "B",
+    "err A/B",
+    "Δ pts",
+    "95% CI",
+    "method",
+    "p adj",
+    "noise ±",
+    "MDE",
+    "verdict",
+)
+
+
+def metric_cells(m: MetricResult, *, full_method: bool = False) -> tuple[str, ...]:
+    """One metric's row under COMPARE_COLUMNS; `full_method` names the method in full (with
+    its clusters and resamples) where there is room for it."""
+    return (
+        m.metric,
+        str(m.n),
+        pts(m.mean_a),
+        pts(m.mean_b),
+        errors_pair(m),
+        signed_pts(m.delta),
+        interval(m.ci_low, m.ci_high),
+        method_name(m) if full_method else short_method(m),
+        p_value(m.p_adj),
+        pts(m.noise_floor),
+        pts(m.mde),
+        verdict_label(m),
+    )
+
+
+def metric_details(m: MetricResult) -> list[str]:
+    """What a metric's row cannot hold: McNemar's counts, the worst 10% of cases."""
+    out = []
+    if m.fixed is not None:
+        out.append(
+            f"{m.metric}: B fixed {m.fixed} cases, broke {m.broke} "
+            f"(McNemar p {p_value(m.p)}, the verdict's own test)"
+        )
+    if m.bottom_a is not None or m.bottom_b is not None:
+        out.append(
+            f"{m.metric}: worst 10% of cases average {pts(m.bottom_a)} in A, {pts(m.bottom_b)} in B"
+        )
+    return out
