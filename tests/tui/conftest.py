@@ -6,6 +6,7 @@ use it). `sample_copy` is a temp copy of the shipped demo history in sample_runs
 
 from __future__ import annotations
 
+import contextlib
 import random
 import shutil
 import time
@@ -175,10 +176,9 @@ async def wait_ready(app: RagtuiApp, pilot, timeout: float = 60.0) -> None:  # t
         # the live folder watch runs for as long as the app: it is never "finished"
         busy = [w for w in app.workers if w.group != "watch"]
         if busy:  # (an empty list would mean "all workers" to wait_for_complete)
-            try:
+            # an exclusive worker replaced by a newer one is cancelled: go on waiting
+            with contextlib.suppress(WorkerCancelled):
                 await app.workers.wait_for_complete(busy)
-            except WorkerCancelled:  # an exclusive worker replaced by a newer one: go on
-                pass
         await pilot.pause()
         settled = app.store_error is not None or (app.store is not None and app.runs_screen.loaded)
         if settled and not [w for w in app.workers if w.group != "watch"]:
