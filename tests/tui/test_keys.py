@@ -11,6 +11,7 @@ from ragtui.tui.app import RagtuiApp
 from ragtui.tui.screens.case import CaseScreen
 from ragtui.tui.screens.cases import CaseListScreen
 from ragtui.tui.screens.compare import CompareScreen
+from ragtui.tui.screens.compare_many import CompareManyScreen
 from ragtui.tui.screens.runs import RunsScreen
 from ragtui.tui.screens.trends import TrendsScreen
 from tests.tui.conftest import REPO, wait_ready
@@ -23,6 +24,7 @@ SCREENS = {
     "Trends": TrendsScreen,
     "Compare": CompareScreen,
     "Case": CaseScreen,
+    "Compare many": CompareManyScreen,
 }
 # README key spellings -> Textual key names
 NAMES = {
@@ -100,3 +102,18 @@ async def test_typing_j_in_a_filter_types_it(history, make_app) -> None:
         await wait_ready(app, pilot)
         await pilot.press("slash", "j", "k")
         assert app.screen.query_one("#filter").value == "jk"
+
+
+def test_the_readme_glossary_says_what_help_says() -> None:
+    """Issue 14: a glossary in Help and the README; one source (format.GLOSSARY), no drift."""
+    from ragtui.format import GLOSSARY
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("## Glossary") :].split("\n## ")[0]
+    rows = [r for r in table.splitlines() if r.startswith("| ") and not r.startswith("| term")]
+    assert len(rows) >= 25
+    for row in rows:
+        term, meaning = (c.strip() for c in row.strip("|").split(" | ", 1))
+        assert GLOSSARY[term] == meaning, term
+    for verdict in ("improved", "regressed", "no meaningful change", "inconclusive", "too few"):
+        assert f"| {verdict}" in table
