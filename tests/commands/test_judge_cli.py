@@ -310,7 +310,10 @@ def test_kill_9_mid_batch_then_resume(tmp_path: Path, server: FakeJudge) -> None
         if r.time >= resume_start
     ]
     assert not {f"c{n}" for n in second} & set(written)  # nothing finished was judged again
-    assert len(second) == len(set(second)) == 40 - len(written)
+    # every unwritten case is judged once, except those whose reply had already arrived and
+    # was kept in the batch's reply journal (at most the two in flight at --concurrency 2)
+    assert len(second) == len(set(second))
+    assert 40 - len(written) - 2 <= len(second) <= 40 - len(written)
     final = read_run_file(path)
     assert sorted(c.case_id for c in final.cases) == [f"c{i:02d}" for i in range(40)]
     assert f"({len(written)} already done)" in resumed.stdout
