@@ -27,16 +27,12 @@ from ragtui.commands.common import (
     seed_option,
 )
 from ragtui.format import (
-    attribution_line,
     cause_text,
     chunk_mark,
-    claims_line,
     classes_line,
-    cost_line,
-    noise_rule_line,
+    diagnosis_summary_lines,
     printable,
     pts,
-    retrieval_line,
     short_pts,
     signed_pts,
     word_diff,
@@ -140,67 +136,8 @@ def diagnose_command(
 
 
 def _print_diagnosis(d: Any, worst: int) -> None:
-    echo = click.echo
-    reruns = f", {len(d.a_runs)} reruns" if len(d.a_runs) > 1 else ""
-    echo(
-        printable(f"A {d.a_name} ({d.a}{reruns})  vs  B {d.b_name} ({d.b})")
-        + f" · {d.n_cases} paired cases"
-    )
-    echo(noise_rule_line(len(d.a_runs), d.min_drop))
-    echo("")
-    echo("stages")
-    for m in d.metrics:
-        echo("  " + attribution_line(m.metric, m.delta, len(m.cases), m.by_stage()))
-        causes = [f"{n} {cause}" for cause, n in m.by_cause().items() if n]
-        if causes:
-            echo("    " + ", ".join(causes))
-    r, c = d.retrieval, d.claims
-    echo("")
-    echo(
-        retrieval_line(
-            r.n_cases,
-            r.mean_overlap,
-            r.top_changed,
-            r.with_added,
-            r.with_removed,
-            r.with_moved,
-            r.unchanged,
-        )
-    )
-    echo(f"answers changed in {d.answers_changed} of {d.n_cases} cases")
-    echo(
-        claims_line(
-            c.n_cases,
-            c.lost_support,
-            c.lost_support_chunk_gone,
-            c.fixed,
-            c.new,
-            c.new_unsupported,
-            c.dropped,
-        )
-    )
-    echo("")
-    echo("case classes (B against the runs of A's config; pass: the source's threshold, else ≥ 50)")
-    for metric, counts in d.classes.items():
-        echo("  " + classes_line(metric, dict(counts)))
-    if d.costs:
-        echo("")
-        echo("cost and latency (A → B)")
-        for cd in d.costs:
-            echo("  " + cost_line(cd.field, cd.mean_a, cd.mean_b, cd.ratio))
-    rows = d.worst(worst)
-    if rows:
-        echo("")
-        echo(f"worst cases ({len(rows)})")
-        for w in rows:
-            echo(
-                "  "
-                + printable(f"{w.case_id}  {w.metric}")
-                + f"  {short_pts(w.a)} → {short_pts(w.b)} ({signed_pts(w.delta)})  "
-                + cause_text(w.cause, w.stage, w.basis, w.missing)
-            )
-    for w in d.warnings:
-        echo("! " + printable(w))
+    for line in diagnosis_summary_lines(d, worst):
+        click.echo(line)
 
 
 def _print_case(one: Any) -> None:

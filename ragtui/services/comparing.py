@@ -189,4 +189,24 @@ def report(
     from ragtui.services.report import render_report
 
     c = compare(workspace, a, b, metrics=metrics, margin=margin, seed=seed)
-    return render_report(c, workspace.store)
+    return render_report(c, workspace.store, diagnosis_of(workspace, c))
+
+
+def diagnosis_of(workspace: Workspace, c: Comparison) -> Any | None:
+    """The diagnosis of a comparison, or None when the runs give it nothing to work on (no
+    metric both scored): a report then simply has no Diagnosis section."""
+    from ragtui.core.diagnosis import diagnose
+    from ragtui.core.errors import RagtuiError
+
+    try:
+        return diagnose(
+            workspace.store,
+            c.a,
+            c.b,
+            margin=c.margin,
+            seed=c.seed,
+            cluster_field=workspace.config.cluster_field,
+            comparison=c,
+        )
+    except RagtuiError:
+        return None

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ragtui import format as fmt
 from ragtui.core.compare import Comparison
@@ -35,7 +36,9 @@ def _a_values(c: Comparison, metric: str, case_id: str) -> str:
     return "  (A's reruns " + " / ".join(fmt.short_pts(v) for _, v in cv.a_runs) + ")"
 
 
-def render_report(c: Comparison, store: Store) -> str:
+def render_report(c: Comparison, store: Store, diagnosis: Any | None = None) -> str:
+    """The report; `diagnosis` (core.diagnosis.Diagnosis of the same A and B) adds which stage
+    broke each case that fell, the retrieval and claim changes and the case classes."""
     a, b = c.run_a, c.run_b
     out = [
         f"# ragtui report: {md(a.name)} vs {md(b.name)}",
@@ -68,6 +71,9 @@ def render_report(c: Comparison, store: Store) -> str:
     if c.judges:
         out += ["", "## The verdict under each judge", ""]
         out += [f"- {md(fmt.judge_verdict_text(j))}" for j in c.judges]
+    if diagnosis is not None:
+        lines = [x for x in fmt.diagnosis_summary_lines(diagnosis, WORST_CASES) if x.strip()]
+        out += ["", "## Diagnosis", "", *(f"- {md(line)}" for line in lines)]
     out += ["", "## Warnings", ""]
     out += [f"- ⚠ {md(fmt.note_text(w))}" for w in c.warnings] or ["- none"]
     out += ["", f"## The {WORST_CASES} worst cases", ""]

@@ -279,3 +279,37 @@ def test_the_configured_cluster_field_reaches_compare_gate_and_report(tmp_path: 
     gate = run("gate", "a", "b", folder, "--json")
     assert json.loads(gate.stdout)["comparison"]["metrics"][0]["units"] == 8
     assert "sign-flip by cluster (8 clusters, exact)" in run("report", "a", "b", folder).stdout
+
+
+def test_report_names_the_stage_of_a_retrieval_regression(tmp_path: Path) -> None:
+    """Issue 12: the Markdown report carries the diagnosis. On the demo history the bm25
+    retriever loses supporting chunks: every case whose context recall fell is a retrieval
+    miss, and as many as the files show."""
+    import shutil
+
+    from ragtui.core.runfile import read_run_file
+
+    repo = Path(__file__).resolve().parents[2]
+    folder = tmp_path / "runs"
+    shutil.copytree(repo / "sample_runs", folder)
+    base = read_run_file(folder / "baseline-2026-11-02.ragtui.jsonl")
+    bm25 = read_run_file(folder / "bm25-2026-11-21.ragtui.jsonl")
+    reruns = [
+        read_run_file(folder / f"baseline-2026-11-{d}.ragtui.jsonl") for d in ("03", "05", "29")
+    ]
+
+    def recall(case) -> float:  # type: ignore[no-untyped-def]
+        return case.scores["context_recall"].value
+
+    # a case fell when B is below every one of A's reruns
+    fell = [
+        b.case_id
+        for b, *a in zip(bm25.cases, base.cases, *(r.cases for r in reruns), strict=True)
+        if recall(b) < min(recall(x) for x in a)
+    ]
+    result = CliRunner().invoke(cli, ["report", "baseline", "bm25", "-p", str(folder)])
+    assert result.exit_code == 0, result.output
+    section = result.stdout.split("## Diagnosis")[1].split("## Warnings")[0]
+    assert "context\\_recall -" in section
+    assert f"{len(fell)} cases fell — {len(fell)} retrieval" in section
+    assert f"{len(fell)} retrieval miss" in section

@@ -244,7 +244,7 @@ class CompareScreen(Screen[None]):
             return
         try:
             if case_id is None:
-                text, what = render_report(c, store), "the comparison"
+                text, what = render_report(c, store, self.diagnosis), "the comparison"
             else:
                 data = load_case(store, c.b, case_id, c.a, c)
                 diag = None
