@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from ragtui.cli import cli
@@ -201,6 +201,9 @@ def _invoke(*args: str) -> Any:
     value=st.sampled_from(HOSTILE),
     as_key=st.booleans(),
 )
+# found by this test: the case line's "scores" key renamed, the run left with clusters and
+# no scored case (compare indexed an empty grid)
+@example(line=2, seed=166, value=-9_223_372_036_854_775_808, as_key=True)
 def test_a_hostile_value_anywhere_is_one_clear_line(
     tmp_path: Path, line: int, seed: int, value: Any, as_key: bool
 ) -> None:

@@ -133,6 +133,8 @@ class Builder:
         field the configuration names (A's, else B's); a case with neither is its own
         cluster. None when no case names one."""
         n = grid.case_ids.size
+        if n == 0:  # no case scored on both sides: nothing to cluster (and nothing to index)
+            return None
         names = np.full(n, None, dtype=object)
         named = np.zeros(n, dtype=bool)
         for rid in (self.a_id, self.b_id):
