@@ -3,9 +3,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+import textual._wait
+
+# Textual's Pilot waits after every key press and pause until the process has used under 5%
+# of a CPU over one window (20 ms, twice per key). The same rule over 5 ms windows waits a
+# quarter as long: the TUI tests spend most of their time in these waits, not in work.
+textual._wait.SLEEP_GRANULARITY = 0.005
+textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20
 
 
 @pytest.fixture(autouse=True)
@@ -23,3 +31,41 @@ def user_config(user_config_home: Path) -> Path:
     folder = user_config_home / "ragtui"
     folder.mkdir(parents=True, exist_ok=True)
     return folder / "ragtui.toml"
+
+
+# Tests that take seconds (a real terminal, subprocesses, simulations, big or hostile files)
+# start first, each on the next free worker (pyproject: --maxschedchunk=2): a long test picked
+# up last would keep one worker busy after the others have finished. A renamed test merely
+# loses its place here.
+LONG_TESTS = frozenset(
+    {
+        "tests/security/test_tmux.py::test_tui_walked_through_its_screens_writes_nothing_from_the_data",
+        "tests/test_hostile_runs.py::test_a_hostile_value_anywhere_is_one_clear_line",
+        "tests/tui/test_judge_screens.py::test_stopping_a_run_rejudge_keeps_finished_cases_and_resumes",
+        "tests/tui/test_cases.py::test_a_20000_case_run_opens_its_case_list",
+        "tests/core/test_run_lines.py::test_any_valid_file_reads_and_indexes_as_written",
+        "tests/tui/test_compare.py::test_acceptance_flow_on_sample_runs",
+        "tests/security/test_hostile_tui.py::test_every_screen_and_toast_stays_inert",
+        "tests/tui/test_terminal_sharing.py::test_copy_and_pager_in_a_real_terminal",
+        "tests/commands/test_judge_cli.py::test_kill_9_mid_batch_then_resume",
+        "tests/security/test_tmux.py::test_cli_in_a_terminal_writes_nothing_from_the_data",
+        "tests/commands/test_bench.py::test_bench_prints_every_figure",
+        "tests/test_robustness.py::test_the_store_reports_a_bad_file_and_indexes_the_rest",
+        "tests/tui/test_app.py::test_the_palette_finds_an_action_by_any_word_of_its_name",
+        "tests/core/test_simulation.py::test_a_a_and_a_b_false_positives_and_coverage",
+        "tests/tui/test_compare_live.py::test_case_shows_the_same_a_as_compare_with_each_rerun",
+        "tests/commands/test_basic_cli.py::test_user_errors_are_one_line_without_traceback",
+        "tests/tui/test_cases.py::test_e_exports_the_cases_shown_in_their_order",
+        "tests/core/test_index_memory.py::test_hostile_files_index_within_a_memory_limit",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.nodeid.split("[")[0] not in LONG_TESTS)  # stable
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the cores. A TUI test spends much of its time waiting
+    for the app to go idle; the extra worker uses those waits."""
+    return (os.cpu_count() or 1) + 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -57,22 +58,31 @@ async def test_no_shell_interprets_the_command(tmp_path: Path) -> None:
 
 
 async def test_timeout_kills_the_command_and_its_children(tmp_path: Path) -> None:
-    child_marker = tmp_path / "child-still-ran"
     spawned = tmp_path / "spawned"
-    child = tmp_path / "child.py"
-    child.write_text(f"import time\ntime.sleep(2.5)\nopen({str(child_marker)!r}, 'w')\n")
     parent = tmp_path / "parent.py"
     parent.write_text(
         "import subprocess, sys, time\n"
-        f"subprocess.Popen([sys.executable, {str(child)!r}])\n"
-        f"open({str(spawned)!r}, 'w')\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(spawned)!r}, 'w').write(str(child.pid))\n"
         "time.sleep(60)\n"
     )
     with pytest.raises(RagtuiError, match=r"ran past its 1\.5 s timeout"):
         await run_command([sys.executable, str(parent)], timeout=1.5)
     assert spawned.exists(), "the machine was too slow to start the child: nothing tested"
-    await asyncio.sleep(2.0)  # the child, had it lived, would have written by now
-    assert not child_marker.exists()
+    child = int(spawned.read_text())
+    deadline = time.monotonic() + 10
+    while alive(child) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert not alive(child), "the command's child outlived the timeout"
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie waiting for its parent to reap it does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 async def test_failures_are_one_line() -> None:

@@ -57,13 +57,15 @@ class Tmux:
         while time.monotonic() < deadline:
             if text in self.screen():
                 return
-            time.sleep(0.2)
+            time.sleep(0.05)
         raise AssertionError(f"{text!r} never appeared; the pane shows:\n{self.screen()}")
 
     def keys(self, *keys: str, wait_for: str | None = None) -> None:
         for key in keys:
             self("send-keys", key)
-            time.sleep(0.2)  # keys within one screen; screen changes are waited for
+            # keys within one screen; screen changes are waited for. A lone Escape needs a
+            # pause after it, or the next key reads as Alt+key
+            time.sleep(0.2 if key == "Escape" else 0.05)
         if wait_for:
             self.wait_for(wait_for)
 
@@ -139,6 +141,6 @@ def test_tui_walked_through_its_screens_writes_nothing_from_the_data(
     tmux.keys("Escape", "q")
     deadline = time.monotonic() + 30
     while not tmux.dead() and time.monotonic() < deadline:
-        time.sleep(0.2)
+        time.sleep(0.05)
     assert tmux.dead(), "ragtui did not quit"
     check_terminal(tmux)

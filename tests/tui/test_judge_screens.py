@@ -214,7 +214,8 @@ async def test_stopping_a_run_rejudge_keeps_finished_cases_and_resumes(tmp_path,
             assert 1 <= kept < 40
             calls = len(slow.chat_requests())
             assert calls < 40 * 3
-            # J again: the finished cases are not judged twice
+            # J again: the finished cases are not judged twice (no need to be slow now)
+            slow.delay = 0.0
             again = RejudgeRunScreen(ids["baseline"])
             await app.push_screen(again)
             await wait_ready(app, pilot)

@@ -63,13 +63,13 @@ def test_copy_and_pager_in_a_real_terminal(tmp_path: Path) -> None:
         tmux.keys("o")
         deadline = time.monotonic() + 30
         while not paged.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
+            time.sleep(0.05)
         assert paged.read_text().startswith("# Case ")
         tmux.wait_for("ragtui · Case")  # the terminal came back to the app
         tmux.keys("q")
         deadline = time.monotonic() + 30
         while not tmux.dead() and time.monotonic() < deadline:
-            time.sleep(0.2)
+            time.sleep(0.05)
         assert tmux.dead(), "ragtui did not quit"
     finally:
         tmux.kill()
@@ -83,5 +83,5 @@ def wait_buffer(tmux: Tmux, start: str, timeout: float = 30.0) -> str:
         text = tmux("show-buffer", check=False).stdout
         if text.startswith(start):
             return text
-        time.sleep(0.2)
+        time.sleep(0.05)
     raise AssertionError(f"the paste buffer never began with {start!r}: {text[:200]!r}")
