@@ -1,11 +1,13 @@
 """Writing the index: which run files changed, and decoding them into Arrow batches.
 
-A file is decoded (msgspec, in C) into Arrow batches by one thread while the other commits
-the previous ones into DuckDB (which releases the GIL while it inserts): with several files,
-both cores work. How batches are committed, never half a file, is `committer`. Any problem
-with one file is that file's error; the others still index. An unchanged file costs a stat:
-size, mtime, ctime and inode must all match, and a file modified within a second of its
-reading is hashed again (git's "racy clean" rule: a same-size edit inside one clock tick).
+Decoding (msgspec, in C, then Arrow batches: `decoding`) and committing into DuckDB
+(`committer`, never half a file) run side by side when there is enough to index: with several
+files, worker processes decode (`workers`: decoding holds the GIL, so a thread would mostly take
+turns with the committer) while this thread commits; a thread decodes when processes cannot be
+started. Any problem with one file is that file's error; the others still index. An unchanged
+file costs a stat: size, mtime, ctime and inode must all match, and a file modified within a
+second of its reading is hashed again (git's "racy clean" rule: a same-size edit inside one
+clock tick).
 """
 
 from __future__ import annotations
@@ -16,43 +18,27 @@ import os
 import queue
 import stat as stat_module
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtui.core import tables
-from ragtui.core.committer import (
-    Committer,
-    Done,
-    Failed,
-    FileState,
-    Head,
-    Piece,
-    Tail,
-    file_error,
-    key,
-)
+from ragtui.core import workers
+from ragtui.core.committer import Committer, Done
+from ragtui.core.decoding import Failed, FileState, Piece, Tail, guarded, key, pieces
 from ragtui.core.errors import RagtuiError
-from ragtui.core.runfile import (
-    SUFFIX,
-    being_written,
-    decode_cases,
-    file_kind,
-    open_run_file,
-    parse_header,
-    read_header_line,
-    split_lines,
-    to_run,
-)
+from ragtui.core.runfile import SUFFIX, being_written, file_kind, open_run_file
 
 if TYPE_CHECKING:
     from ragtui.core.store import Store
 
+__all__ = ["FileState", "key"]
+
 CHUNKED_BYTES = 64 << 20  # run files above this size are committed in pieces
 RACY_NS = 1_000_000_000  # a file changed this close to its reading is hashed again
 PIPELINE_BYTES = 8 << 20  # from this much to index, decoding and inserting overlap
+PROCESS_BYTES = 32 << 20  # from this much (and 2 cores), worker processes decode
+MAX_PROCESSES = 2
 QUEUE_PIECES = 8  # decoded blocks (<= BLOCK_BYTES of lines each) waiting for DuckDB: bounds memory
 
 
@@ -63,6 +49,7 @@ class IndexReport:
     removed: list[str] = field(default_factory=list)
     failed: list[RagtuiError] = field(default_factory=list)
     seconds: float = 0.0
+    decoders: int = 0  # worker processes that decoded files (0: decoded in this process)
 
 
 @dataclass(frozen=True)
@@ -114,88 +101,73 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-# ---------------------------------------------------------------- decoding (the producer)
-
-
-def pieces(path: Path) -> Iterator[Piece]:
-    """A run file as Head, then a dict of Arrow batches per block of cases, then Tail."""
-    read_ns = time.time_ns()
-    with open_run_file(path) as handle:
-        st = os.fstat(handle.fileno())
-        in_progress = being_written(handle)
-        digest = hashlib.sha256()
-        line, first = read_header_line(handle, path, digest)
-        header, created = parse_header(line, path)
-        run = to_run(header)
-        judge = run.judge
-        generator = run.config.get("generator") or run.config.get("model")
-        yield Head(
-            path=path,
-            run_id=run.id,
-            row=[
-                run.id,
-                run.name,
-                created,
-                run.kind,
-                run.config_key,
-                tables.canonical_json(run.config),
-                None if generator is None else str(generator),
-                judge.model,
-                judge.provider,
-                judge.prompt_hash,
-                run.dataset.name,
-                run.dataset.version,
-                run.parent,
-                run.source.format if run.source else None,
-                run.source.path if run.source else None,
-                run.source.sha256 if run.source else None,
-                key(path),
-            ],
-            stated=tables.stated_batch(header),
-            state=FileState.of(st),
-            read_ns=read_ns,
-            in_progress=in_progress,
-            chunked=st.st_size > CHUNKED_BYTES,
-            created_text=run.created_at,
-        )
-        n = 0
-        if line.endswith(b"\n"):
-            seen: set[str] = set()
-            blocks = split_lines(
-                handle, path, first, len(line), digest=digest, drop_torn_tail=in_progress
-            )
-            for block in blocks:
-                cases, kept = decode_cases(block, path, seen)
-                if cases:
-                    yield tables.case_batches(cases, kept, n)
-                    n += len(cases)
-        yield Tail(n, digest.hexdigest())
-
-
-# ---------------------------------------------------------------- the two threads
+# ---------------------------------------------------------------- decoding beside committing
 
 
 _DONE = object()
 
 
-def index_files(store: Store, paths: list[Path], on_done: Done, *, overlap: bool) -> None:
-    """Index `paths` one after another; `on_done(path, run_id, error)` after each.
+def how_to_index(n_files: int, size: int) -> tuple[str, int]:
+    """("processes", how many) / ("thread", 0) / ("here", 0): where `n_files` files of `size`
+    bytes in all are decoded. Starting a worker costs ~0.15 s of CPU (an interpreter, msgspec,
+    pyarrow), worth it from PROCESS_BYTES on (measured: see ragtui bench)."""
+    if n_files < 2 or size < PIPELINE_BYTES:
+        return "here", 0
+    if size >= PROCESS_BYTES and workers.cores() >= 2:
+        return "processes", min(workers.cores(), n_files, MAX_PROCESSES)
+    return "thread", 0
 
-    With `overlap`, a thread decodes while this one commits (DuckDB releases the GIL while
-    it inserts, msgspec does not while it decodes: measured, see ragtui bench).
-    """
+
+def index_files(store: Store, paths: list[Path], on_done: Done, *, size: int = 0) -> int:
+    """Index `paths` (`size` bytes in all) in order; `on_done(path, run_id, error)` after
+    each. Returns how many worker processes decoded files (0: all were decoded here)."""
     committer = Committer(store, on_done)
-    if not overlap:
+    how, n = how_to_index(len(paths), size)
+    if how == "processes":
+        pool = workers.Workers.start(n)
+        if pool is not None:
+            return _with_processes(committer, paths, pool)
+        how = "thread"  # processes cannot be started here (a sandbox): a thread decodes
+    if how == "thread":
+        _with_thread(committer, paths)
+    else:
         for path in paths:
-            committer.take(path, _raising(_guarded(path, pieces(path))), drain=False)
+            committer.take(path, _raising(guarded(path, pieces(path, CHUNKED_BYTES))), drain=False)
         committer.flush()
-        return
+    return 0
+
+
+def _with_processes(committer: Committer, paths: list[Path], pool: workers.Workers) -> int:
+    """Workers decode the next files while this thread commits, in the order of `paths`."""
+    chunked = CHUNKED_BYTES
+    asked: dict[int, workers.Worker | None] = {}
+    ahead = workers.AHEAD * len(pool.all)
+    failed = True
+    try:
+        for i, path in enumerate(paths):
+            for j in range(len(asked) + i, min(i + ahead + 1, len(paths))):
+                asked[j] = pool.ask(j, paths[j], chunked)
+            worker = asked.pop(i)
+            if worker is None:
+                stream = guarded(path, pieces(path, chunked))
+            else:
+                stream = pool.pieces(worker, path, chunked)
+            committer.take(path, _raising(stream), drain=True)
+        committer.flush()
+        failed = False
+    finally:
+        pool.close(kill=failed)
+    return pool.used()
+
+
+def _with_thread(committer: Committer, paths: list[Path]) -> None:
+    """A thread decodes while this one commits (DuckDB releases the GIL while it inserts)."""
     channel: queue.Queue[Any] = queue.Queue(maxsize=QUEUE_PIECES)
     stop = threading.Event()
 
     def produce() -> None:
         for path in paths:
-            for piece in _guarded(path, pieces(path)):
+            for piece in guarded(path, pieces(path, CHUNKED_BYTES)):
                 while not stop.is_set():
                     try:
                         channel.put(piece, timeout=0.1)
@@ -218,14 +190,6 @@ def index_files(store: Store, paths: list[Path], on_done: Done, *, overlap: bool
             with contextlib.suppress(queue.Empty):
                 channel.get(timeout=0.05)
         worker.join()
-
-
-def _guarded(path: Path, stream: Iterator[Piece]) -> Iterator[Any]:
-    """The file's pieces; an error ends them with Failed (as the last piece)."""
-    try:
-        yield from stream
-    except Exception as exc:
-        yield Failed(file_error(path, exc))
 
 
 def _from_channel(channel: queue.Queue[Any]) -> Iterator[Any]:
