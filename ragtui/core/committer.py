@@ -25,7 +25,10 @@ from ragtui.core.errors import RagtuiError, RunFileError, shown_path
 if TYPE_CHECKING:
     from ragtui.core.store import Store
 
-GROUP_BYTES = 16 << 20  # run files up to this size are committed together, up to this much
+ALONE_BYTES = 16 << 20  # a run file above this size is committed alone, as it is decoded
+# Small files are committed together up to this much (their decoded rows, ~1/3 of it, wait in
+# memory): each transaction costs DuckDB a WAL flush; 64 MB took ~10% less CPU than 16.
+GROUP_BYTES = 64 << 20
 
 Done = Callable[[Path, str | None, RagtuiError | None], None]
 
@@ -146,7 +149,7 @@ class Committer:
         try:
             head = next(stream)
             assert isinstance(head, Head)
-            if head.chunked or head.state.size > GROUP_BYTES:
+            if head.chunked or head.state.size > min(ALONE_BYTES, GROUP_BYTES):
                 self.flush()
                 self._alone(head, stream)
                 self.on_done(path, head.run_id, None)

@@ -21,6 +21,7 @@ import json
 import os
 import pickle
 import queue
+import select
 import signal
 import struct
 import subprocess
@@ -40,8 +41,10 @@ from ragtui.core.errors import RunFileError
 WORKER_PIECES = 4  # decoded pieces a worker may hold ready for the committer: bounds memory
 AHEAD = 2  # files asked of each worker ahead of the one being committed
 
+# numpy is kept out: pyarrow imports it when it can (half of a worker's start, ~0.08 s of CPU)
+# and decoding never needs it.
 _BOOT = (
-    "import json, sys; settings = json.loads(sys.argv[1]); "
+    "import json, sys; sys.modules['numpy'] = None; settings = json.loads(sys.argv[1]); "
     "sys.path.insert(0, settings['root']); "
     "from ragtui.core.workers import serve; serve(settings)"
 )
@@ -58,20 +61,19 @@ def cores() -> int:
 
 
 class Worker:
-    """One worker's pipes, and the thread that reads its pieces into a bounded queue."""
+    """One worker's pipes, and the pieces read from it that wait for the committer."""
 
-    def __init__(self, requests: IO[bytes], results: IO[bytes]) -> None:
+    def __init__(self, requests: IO[bytes], results: int) -> None:
         self.requests = requests
-        self.results = results
-        self.ready: queue.Queue[Any] = queue.Queue(maxsize=WORKER_PIECES)
-        self.stop = threading.Event()
-        self.ended = False  # its output ended: no more pieces will come
+        self.results = results  # a non-blocking file descriptor
+        self.buffer = bytearray()
+        self.out: queue.Queue[Any] = queue.Queue()  # the reader keeps it to WORKER_PIECES
+        self.up = threading.Event()  # it said it is ready (its imports are done)
+        self.gone = threading.Event()  # its output ended
         self.files = 0  # files it decoded
-        self.reader = threading.Thread(target=self._read, name="ragtui-worker-reader", daemon=True)
-        self.reader.start()
 
     def ask(self, path: Path, chunked_bytes: int) -> bool:
-        if self.ended:
+        if self.gone.is_set():
             return False
         name = os.fsencode(path)
         try:
@@ -81,42 +83,78 @@ class Worker:
             return False
         return True
 
-    def _read(self) -> None:
-        try:
-            while not self.stop.is_set():
-                size = self.results.read(_SIZE.size)
-                if len(size) < _SIZE.size:
-                    break
-                length = _SIZE.unpack(size)[0]
-                data = self.results.read(length)
-                if len(data) < length:
-                    break
-                self._put(pickle.loads(data))
-        except Exception:  # a broken worker: what it had not sent is redone here
-            pass
-        finally:
-            self._put(_END)
-
-    def _put(self, item: Any) -> None:
-        while not self.stop.is_set():
-            try:
-                self.ready.put(item, timeout=0.1)
+    def take(self, data: bytes) -> None:
+        """Bytes read from the worker: the whole frames among them become pieces."""
+        self.buffer += data
+        while len(self.buffer) >= _SIZE.size:
+            length = _SIZE.unpack_from(self.buffer)[0]
+            end = _SIZE.size + length
+            if len(self.buffer) < end:
                 return
-            except queue.Full:
-                continue
+            if length == 0:  # "ready"
+                self.up.set()
+            else:
+                self.out.put(pickle.loads(self.buffer[_SIZE.size : end]))
+            del self.buffer[:end]
+
+    def end(self) -> None:
+        self.gone.set()
+        self.out.put(_END)
 
 
 class Workers:
-    """Worker processes decoding run files; each file's pieces come back in order."""
+    """Worker processes decoding run files; each file's pieces come back in order.
+
+    One thread reads every worker's pipe (a thread each would reserve address space for its
+    stack and its malloc arena), and stops reading a worker that is WORKER_PIECES ahead.
+    """
 
     def __init__(self, process: subprocess.Popen[bytes], workers: list[Worker]) -> None:
         self.process = process  # the first worker, which forked the others
         self.all = workers
+        self.turn = 0
+        self.stop = threading.Event()
+        self.reader = threading.Thread(target=self._read, name="ragtui-workers", daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        poll = select.poll()
+        polled: set[int] = set()
+        live = {worker.results: worker for worker in self.all}
+        try:
+            while live and not self.stop.is_set():
+                for fd, worker in live.items():
+                    wanted = worker.out.qsize() < WORKER_PIECES
+                    if wanted and fd not in polled:
+                        poll.register(fd, select.POLLIN)
+                        polled.add(fd)
+                    elif not wanted and fd in polled:
+                        poll.unregister(fd)
+                        polled.discard(fd)
+                if not polled:  # every worker is ahead: wait for the committer
+                    self.stop.wait(0.002)
+                    continue
+                for fd, _ in poll.poll(10):
+                    try:
+                        data = os.read(fd, 1 << 20)
+                        if data:
+                            live[fd].take(data)
+                            continue
+                    except BlockingIOError:
+                        continue
+                    except Exception:  # a broken worker: what it had not sent is redone here
+                        pass
+                    live.pop(fd).end()  # its output ended
+                    poll.unregister(fd)
+                    polled.discard(fd)
+        finally:
+            for worker in live.values():
+                worker.end()
 
     @classmethod
     def start(cls, n: int) -> Workers | None:
         """`n` workers, or None when processes cannot be started here (indexing stays here)."""
-        if not sys.executable or not hasattr(os, "fork"):
+        if not sys.executable or not hasattr(os, "fork") or not hasattr(select, "poll"):
             return None
         ours: list[int] = []  # per worker: requests (write end), results (read end)
         theirs: list[int] = []  # the other ends, for the child
@@ -147,20 +185,27 @@ class Workers:
         for fd in theirs:
             os.close(fd)
         pairs = [(ours[i], ours[i + 1]) for i in range(0, len(ours), 2)]
-        return cls(process, [Worker(os.fdopen(a, "wb"), os.fdopen(r, "rb")) for a, r in pairs])
+        for _, results in pairs:
+            os.set_blocking(results, False)
+        return cls(process, [Worker(os.fdopen(a, "wb"), r) for a, r in pairs])
 
-    def ask(self, number: int, path: Path, chunked_bytes: int) -> Worker | None:
-        """Ask the `number`th file of the run of a worker; None: decode it here."""
-        worker = self.all[number % len(self.all)]
-        return worker if worker.ask(path, chunked_bytes) else None
+    def ask(self, path: Path, chunked_bytes: int, *, up: bool = True) -> Worker | None:
+        """Ask a worker for `path` (with `up`, only one that is ready); None when none can
+        take it now: decode it here."""
+        for _ in self.all:
+            worker = self.all[self.turn % len(self.all)]
+            self.turn += 1
+            if (worker.up.is_set() or not up) and worker.ask(path, chunked_bytes):
+                return worker
+        return None
 
     def pieces(self, worker: Worker, path: Path, chunked_bytes: int) -> Iterator[Piece | Failed]:
         """The pieces of `path`, asked of `worker` before."""
         got = False
-        while not worker.ended:
-            piece = worker.ready.get()
+        while True:
+            piece = worker.out.get()
             if piece is _END:
-                worker.ended = True
+                worker.out.put(_END)  # for the files asked after this one
                 break
             if isinstance(piece, Head):
                 piece.path, got = path, True  # the path as this process knows it
@@ -180,8 +225,8 @@ class Workers:
 
     def close(self, *, kill: bool) -> None:
         """End the workers (idle ones end when their requests pipe closes) and reap them."""
+        self.stop.set()
         for worker in self.all:
-            worker.stop.set()
             with contextlib.suppress(OSError, ValueError):
                 worker.requests.close()
         if kill:
@@ -191,9 +236,9 @@ class Workers:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        self.reader.join()
         for worker in self.all:
-            worker.reader.join()
-            worker.results.close()
+            os.close(worker.results)
 
 
 # ---------------------------------------------------------------- inside a worker process
@@ -222,7 +267,7 @@ def serve(settings: dict[str, Any]) -> None:
 
 
 def _serve_channel(channels: list[list[int]], mine: int) -> None:
-    """Decode the files asked on one channel until its requests pipe closes."""
+    """Say "ready", then decode the files asked on one channel until its requests pipe closes."""
     for i, fds in enumerate(channels):
         if i != mine:  # another worker's pipes: holding them would hide its end from the parent
             for fd in fds:
@@ -230,6 +275,7 @@ def _serve_channel(channels: list[list[int]], mine: int) -> None:
                     os.close(fd)
     ask_fd, out_fd = channels[mine]
     with os.fdopen(ask_fd, "rb") as requests, os.fdopen(out_fd, "wb") as out:
+        _write(out, b"")
         while True:
             ask = requests.read(_ASK.size)
             if len(ask) < _ASK.size:
@@ -248,10 +294,14 @@ def _send(out: IO[bytes], piece: Piece | Failed, path: Path) -> bool:
     except Exception as exc:  # sent as the file's error instead
         piece = Failed(file_error(path, exc))
         data = pickle.dumps(piece, protocol=pickle.HIGHEST_PROTOCOL)
+    _write(out, data)
+    return not isinstance(piece, Failed)
+
+
+def _write(out: IO[bytes], data: bytes) -> None:
     try:
         out.write(_SIZE.pack(len(data)))
         out.write(data)
         out.flush()
     except OSError:  # the parent is gone
         os._exit(0)
-    return not isinstance(piece, Failed)
