@@ -69,9 +69,9 @@ class Timing:
 def _index_from_scratch(folder: Path, *, one_thread: bool) -> Timing:
     """Index `folder` from nothing: open (connect), index, close (the file written)."""
     drop_index(folder)
-    saved = indexer.PIPELINE_BYTES
+    saved = indexer.PROCESS_BYTES
     if one_thread:
-        indexer.PIPELINE_BYTES = 1 << 62
+        indexer.PROCESS_BYTES = 1 << 62
     try:
         cpu = _cpu_seconds()
         started = time.perf_counter()
@@ -81,7 +81,7 @@ def _index_from_scratch(folder: Path, *, one_thread: bool) -> Timing:
         seconds = time.perf_counter() - started
         return Timing(seconds, _cpu_seconds() - cpu, report.decoders, len(report.failed))
     finally:
-        indexer.PIPELINE_BYTES = saved
+        indexer.PROCESS_BYTES = saved
 
 
 def _read_json(files: list[Path], database: Path) -> Timing:

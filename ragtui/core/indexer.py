@@ -2,9 +2,10 @@
 
 Decoding (msgspec, in C, then Arrow batches: `decoding`) and committing into DuckDB
 (`committer`, never half a file) run side by side when there is enough to index: with several
-files, worker processes decode (`workers`: decoding holds the GIL, so a thread would mostly take
-turns with the committer) while this thread commits; a thread decodes when processes cannot be
-started. Any problem with one file is that file's error; the others still index. An unchanged
+files, worker processes decode (`workers`) while this thread commits. Decoding holds the GIL,
+so a decoding thread only took turns with the committing one (measured slower than one
+thread, which is what runs below the threshold and where processes cannot be started). Any
+problem with one file is that file's error; the others still index. An unchanged
 file costs a stat: size, mtime, ctime and inode must all match, and a file modified within a
 second of its reading is hashed again (git's "racy clean" rule: a same-size edit inside one
 clock tick).
@@ -12,12 +13,9 @@ clock tick).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-import queue
 import stat as stat_module
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragtui.core import workers
 from ragtui.core.committer import Committer, Done
-from ragtui.core.decoding import Failed, FileState, Piece, Tail, guarded, key, pieces
+from ragtui.core.decoding import Failed, FileState, Piece, guarded, key, pieces
 from ragtui.core.errors import RagtuiError
 from ragtui.core.runfile import SUFFIX, being_written, file_kind, open_run_file
 
@@ -36,11 +34,9 @@ __all__ = ["FileState", "key"]
 
 CHUNKED_BYTES = 64 << 20  # run files above this size are committed in pieces
 RACY_NS = 1_000_000_000  # a file changed this close to its reading is hashed again
-PIPELINE_BYTES = 8 << 20  # from this much to index, decoding and inserting overlap
 PROCESS_BYTES = 32 << 20  # from this much (and 2 cores), worker processes decode
 MAX_PROCESSES = 4  # measured on 2 cores only (DuckDB's commits are the other ~40% of the work)
 HERE_WHILE_STARTING = True  # this thread decodes files itself until a worker is ready
-QUEUE_PIECES = 8  # decoded blocks (<= BLOCK_BYTES of lines each) waiting for DuckDB: bounds memory
 
 
 @dataclass
@@ -105,36 +101,26 @@ def sha256_of(path: Path) -> str:
 # ---------------------------------------------------------------- decoding beside committing
 
 
-_DONE = object()
-
-
-def how_to_index(n_files: int, size: int) -> tuple[str, int]:
-    """("processes", how many) / ("thread", 0) / ("here", 0): where `n_files` files of `size`
-    bytes in all are decoded. Starting a worker costs ~0.15 s of CPU (an interpreter, msgspec,
-    pyarrow), worth it from PROCESS_BYTES on (measured: see ragtui bench)."""
-    if n_files < 2 or size < PIPELINE_BYTES:
-        return "here", 0
-    if size >= PROCESS_BYTES and workers.cores() >= 2:
-        return "processes", min(workers.cores(), n_files, MAX_PROCESSES)
-    return "thread", 0
+def decoding_processes(n_files: int, size: int) -> int:
+    """How many worker processes decode `n_files` files of `size` bytes in all (0: here).
+    Measured on 2 cores: from ~32 MB on they pay for their start (~0.1 s of CPU each, while
+    this thread decodes the first files itself); below, decoding here is as fast or faster."""
+    if n_files < 2 or size < PROCESS_BYTES or workers.cores() < 2:
+        return 0
+    return min(workers.cores(), n_files, MAX_PROCESSES)
 
 
 def index_files(store: Store, paths: list[Path], on_done: Done, *, size: int = 0) -> int:
     """Index `paths` (`size` bytes in all) in order; `on_done(path, run_id, error)` after
     each. Returns how many worker processes decoded files (0: all were decoded here)."""
     committer = Committer(store, on_done)
-    how, n = how_to_index(len(paths), size)
-    if how == "processes":
-        pool = workers.Workers.start(n)
-        if pool is not None:
-            return _with_processes(committer, paths, pool)
-        how = "thread"  # processes cannot be started here (a sandbox): a thread decodes
-    if how == "thread":
-        _with_thread(committer, paths)
-    else:
-        for path in paths:
-            committer.take(path, _raising(guarded(path, pieces(path, CHUNKED_BYTES))), drain=False)
-        committer.flush()
+    n = decoding_processes(len(paths), size)
+    pool = workers.Workers.start(n) if n else None
+    if pool is not None:  # None too where processes cannot be started (a sandbox)
+        return _with_processes(committer, paths, pool)
+    for path in paths:
+        committer.take(path, _raising(guarded(path, pieces(path, CHUNKED_BYTES))), drain=False)
+    committer.flush()
     return 0
 
 
@@ -147,67 +133,28 @@ def _with_processes(committer: Committer, paths: list[Path], pool: workers.Worke
     placed = 0  # files before this one were asked of a worker or decoded here
     failed = True
     try:
-        for i, path in enumerate(paths):
-            placed = max(placed, i)
-            while placed <= min(i + ahead, len(paths) - 1):
-                worker = pool.ask(paths[placed], chunked, up=HERE_WHILE_STARTING)
-                if worker is None:
-                    break
-                asked[placed] = worker
-                placed += 1
-            worker = asked.pop(i, None)
-            if worker is None:
-                stream = guarded(path, pieces(path, chunked))
-            else:
-                stream = pool.pieces(worker, path, chunked)
-            committer.take(path, _raising(stream), drain=True)
-        committer.flush()
-        failed = False
-    finally:
-        pool.close(kill=failed)
-    return pool.used()
-
-
-def _with_thread(committer: Committer, paths: list[Path]) -> None:
-    """A thread decodes while this one commits (DuckDB releases the GIL while it inserts)."""
-    channel: queue.Queue[Any] = queue.Queue(maxsize=QUEUE_PIECES)
-    stop = threading.Event()
-
-    def produce() -> None:
-        for path in paths:
-            for piece in guarded(path, pieces(path, CHUNKED_BYTES)):
-                while not stop.is_set():
-                    try:
-                        channel.put(piece, timeout=0.1)
+        try:
+            for i, path in enumerate(paths):
+                placed = max(placed, i)
+                while placed <= min(i + ahead, len(paths) - 1):
+                    worker = pool.ask(paths[placed], chunked, up=HERE_WHILE_STARTING)
+                    if worker is None:
                         break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-        channel.put(_DONE)
-
-    worker = threading.Thread(target=produce, name="ragtui-decode", daemon=True)
-    worker.start()
-    try:
-        for path in paths:
-            committer.take(path, _raising(_from_channel(channel)), drain=True)
+                    asked[placed] = worker
+                    placed += 1
+                worker = asked.pop(i, None)
+                if worker is None:
+                    stream = guarded(path, pieces(path, chunked))
+                else:
+                    stream = pool.pieces(worker, path, chunked)
+                committer.take(path, _raising(stream), drain=True)
+            failed = False
+        finally:
+            pool.close(kill=failed)  # every file is decoded: the workers end meanwhile
         committer.flush()
     finally:
-        stop.set()
-        while worker.is_alive():  # unblock a producer waiting on a full queue
-            with contextlib.suppress(queue.Empty):
-                channel.get(timeout=0.05)
-        worker.join()
-
-
-def _from_channel(channel: queue.Queue[Any]) -> Iterator[Any]:
-    while True:
-        piece = channel.get()
-        if piece is _DONE:
-            return
-        yield piece
-        if isinstance(piece, Tail | Failed):
-            return
+        pool.reap()
+    return pool.used()
 
 
 def _raising(stream: Iterator[Any]) -> Iterator[Piece]:

@@ -38,8 +38,8 @@ from ragtui.core import runfile
 from ragtui.core.decoding import Failed, Head, Piece, Tail, file_error, guarded, pieces
 from ragtui.core.errors import RunFileError
 
-WORKER_PIECES = 4  # decoded pieces a worker may hold ready for the committer: bounds memory
-AHEAD = 2  # files asked of each worker ahead of the one being committed
+WORKER_PIECES = 8  # decoded pieces a worker may hold ready for the committer: bounds memory
+AHEAD = 4  # files asked of each worker ahead of the one being committed
 
 # numpy is kept out: pyarrow imports it when it can (half of a worker's start, ~0.08 s of CPU)
 # and decoding never needs it.
@@ -224,13 +224,16 @@ class Workers:
         return sum(1 for worker in self.all if worker.files)
 
     def close(self, *, kill: bool) -> None:
-        """End the workers (idle ones end when their requests pipe closes) and reap them."""
+        """Tell the workers to end (idle ones end when their requests pipe closes)."""
         self.stop.set()
         for worker in self.all:
             with contextlib.suppress(OSError, ValueError):
                 worker.requests.close()
         if kill:
             self.process.kill()  # its forks end at their next write, or when idle
+
+    def reap(self) -> None:
+        """Wait for the workers to end (after `close`), and let go of their pipes."""
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -264,6 +267,7 @@ def serve(settings: dict[str, Any]) -> None:
     _serve_channel(channels, 0)
     for pid in forks:  # reaped here, so that their CPU time reaches the parent's accounts
         os.waitpid(pid, 0)
+    os._exit(0)  # nothing to tidy: skips the interpreter's teardown, which the parent waits for
 
 
 def _serve_channel(channels: list[list[int]], mine: int) -> None:

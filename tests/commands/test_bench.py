@@ -121,7 +121,6 @@ def test_the_cold_index_figure_names_the_decoding_processes(
     from ragtui.core import indexer, workers
 
     monkeypatch.setattr(indexer, "PROCESS_BYTES", 0)
-    monkeypatch.setattr(indexer, "PIPELINE_BYTES", 0)
     monkeypatch.setattr(indexer, "MAX_PROCESSES", 2)
     monkeypatch.setattr(indexer, "HERE_WHILE_STARTING", False)
     folder = tmp_path / "history"

@@ -32,10 +32,9 @@ _SCRIPT = textwrap.dedent(
     with tempfile.TemporaryDirectory() as warm:  # start DuckDB's threads first, and the
         for name in ("a", "b"):  # thread that reads decoding workers (its malloc arena)
             shutil.copy({good!r}, Path(warm) / (name + ".ragtui.jsonl"))
-        sizes = indexer.PIPELINE_BYTES, indexer.PROCESS_BYTES
-        indexer.PIPELINE_BYTES = indexer.PROCESS_BYTES = 0
+        size, indexer.PROCESS_BYTES = indexer.PROCESS_BYTES, 0
         Store.open(warm).close()
-        indexer.PIPELINE_BYTES, indexer.PROCESS_BYTES = sizes
+        indexer.PROCESS_BYTES = size
     # From here the process may not grow by more than the limit: an allocation past it fails.
     grown = status("VmSize") + {limit} * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (grown, grown))

@@ -58,9 +58,8 @@ def _being_written(folder: Path) -> Iterator[None]:
 
 def _decode_in(monkeypatch: pytest.MonkeyPatch, where: str) -> None:
     if where == "here":
-        monkeypatch.setattr(indexer, "PIPELINE_BYTES", 1 << 62)
+        monkeypatch.setattr(indexer, "PROCESS_BYTES", 1 << 62)
     else:  # worker processes for any folder of two files or more, each asked files at once
-        monkeypatch.setattr(indexer, "PIPELINE_BYTES", 0)
         monkeypatch.setattr(indexer, "PROCESS_BYTES", 0)
         monkeypatch.setattr(indexer, "MAX_PROCESSES", 2)
         monkeypatch.setattr(indexer, "HERE_WHILE_STARTING", False)
@@ -129,10 +128,11 @@ _KILLED = textwrap.dedent(
     import json, os, signal, sys
     from pathlib import Path
     sys.path.insert(0, {repo!r})
-    from ragtui.core import indexer
+    from ragtui.core import committer, indexer
     from ragtui.core.store import Store
 
-    indexer.PIPELINE_BYTES = indexer.PROCESS_BYTES = 0
+    committer.GROUP_BYTES = 0  # each file committed (and reported) as soon as it is decoded
+    indexer.PROCESS_BYTES = 0
     indexer.MAX_PROCESSES = 2
     indexer.HERE_WHILE_STARTING = False
 
@@ -206,6 +206,7 @@ def test_a_worker_dying_mid_file_is_that_files_error(
         rest = list(stream)
     finally:
         pool.close(kill=True)
+        pool.reap()
     assert 1 <= len(rest) < 16
     failed = rest[-1]
     assert isinstance(failed, Failed)
