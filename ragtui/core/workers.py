@@ -1,10 +1,10 @@
 """Decoding run files in worker processes, so that both cores work while DuckDB commits.
 
 msgspec and the Arrow batch building hold the GIL, so a decoding thread beside the committing
-one mostly takes turns with it (measured: 1.0 core busy). The workers are not multiprocessing:
-no semaphores in /dev/shm, no files written, no re-import of the main module. One `python -c`
-child imports the decoder, then forks the other workers (a fresh start costs ~0.15 s of CPU,
-a fork a millisecond). Each worker reads requests (a path) on its own pipe and writes each
+one only took turns with it (measured: 1.0 core busy, slower than one thread). The workers are
+not multiprocessing: no semaphores in /dev/shm, no files written, no re-import of the main
+module. One `python -c` child imports the decoder, then forks the other workers (a fresh start
+costs ~0.1 s of CPU, a fork a millisecond). Each worker reads requests (a path) on its own pipe and writes each
 file's pieces, pickled, on another: the same `decoding.pieces` as in this process, so the same
 rows and the same errors. A worker ends when its requests pipe closes, which is also what
 happens when this process dies, however it dies; one busy on a file ends at its next write.
@@ -154,7 +154,9 @@ class Workers:
     @classmethod
     def start(cls, n: int) -> Workers | None:
         """`n` workers, or None when processes cannot be started here (indexing stays here)."""
-        if not sys.executable or not hasattr(os, "fork") or not hasattr(select, "poll"):
+        if not sys.executable or getattr(sys, "frozen", False):  # no interpreter to run -c
+            return None
+        if not hasattr(os, "fork") or not hasattr(select, "poll"):  # Windows
             return None
         ours: list[int] = []  # per worker: requests (write end), results (read end)
         theirs: list[int] = []  # the other ends, for the child
@@ -187,7 +189,15 @@ class Workers:
         pairs = [(ours[i], ours[i + 1]) for i in range(0, len(ours), 2)]
         for _, results in pairs:
             os.set_blocking(results, False)
-        return cls(process, [Worker(os.fdopen(a, "wb"), r) for a, r in pairs])
+        try:
+            return cls(process, [Worker(os.fdopen(a, "wb"), r) for a, r in pairs])
+        except RuntimeError:  # no thread can be started to read them
+            process.kill()
+            process.wait()
+            for fd in ours:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            return None
 
     def ask(self, path: Path, chunked_bytes: int, *, up: bool = True) -> Worker | None:
         """Ask a worker for `path` (with `up`, only one that is ready); None when none can
