@@ -43,6 +43,17 @@ class RunFileError(RagtuiError):
         what = self.detail if field is None else f"field '{self.field}': {self.detail}"
         super().__init__(f"{where}: {what}")
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled as it is (a decoding worker process sends its errors back)."""
+        return (_rebuilt, (type(self), self.args, self.__dict__))
+
+
+def _rebuilt(cls: type[RunFileError], args: tuple[object, ...], state: dict) -> RunFileError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
 
 class StoreError(RagtuiError):
     """The index cannot be opened or written."""

@@ -1,59 +1,42 @@
 """Writing the index: which run files changed, and decoding them into Arrow batches.
 
-A file is decoded (msgspec, in C) into Arrow batches by one thread while the other commits
-the previous ones into DuckDB (which releases the GIL while it inserts): with several files,
-both cores work. How batches are committed, never half a file, is `committer`. Any problem
-with one file is that file's error; the others still index. An unchanged file costs a stat:
-size, mtime, ctime and inode must all match, and a file modified within a second of its
-reading is hashed again (git's "racy clean" rule: a same-size edit inside one clock tick).
+Decoding (msgspec, in C, then Arrow batches: `decoding`) and committing into DuckDB
+(`committer`, never half a file) run side by side when there is enough to index: with several
+files, worker processes decode (`workers`) while this thread commits. Decoding holds the GIL,
+so a decoding thread only took turns with the committing one (measured slower than one
+thread, which is what runs below the threshold and where processes cannot be started). Any
+problem with one file is that file's error; the others still index. An unchanged
+file costs a stat: size, mtime, ctime and inode must all match, and a file modified within a
+second of its reading is hashed again (git's "racy clean" rule: a same-size edit inside one
+clock tick).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-import queue
 import stat as stat_module
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtui.core import tables
-from ragtui.core.committer import (
-    Committer,
-    Done,
-    Failed,
-    FileState,
-    Head,
-    Piece,
-    Tail,
-    file_error,
-    key,
-)
+from ragtui.core import workers
+from ragtui.core.committer import Committer, Done
+from ragtui.core.decoding import Failed, FileState, Piece, guarded, key, pieces
 from ragtui.core.errors import RagtuiError
-from ragtui.core.runfile import (
-    SUFFIX,
-    being_written,
-    decode_cases,
-    file_kind,
-    open_run_file,
-    parse_header,
-    read_header_line,
-    split_lines,
-    to_run,
-)
+from ragtui.core.runfile import SUFFIX, being_written, file_kind, open_run_file
 
 if TYPE_CHECKING:
     from ragtui.core.store import Store
 
+__all__ = ["FileState", "key"]
+
 CHUNKED_BYTES = 64 << 20  # run files above this size are committed in pieces
 RACY_NS = 1_000_000_000  # a file changed this close to its reading is hashed again
-PIPELINE_BYTES = 8 << 20  # from this much to index, decoding and inserting overlap
-QUEUE_PIECES = 8  # decoded blocks (<= BLOCK_BYTES of lines each) waiting for DuckDB: bounds memory
+PROCESS_BYTES = 32 << 20  # from this much (and 2 cores), worker processes decode
+MAX_PROCESSES = 4  # measured on 2 cores only (DuckDB's commits are the other ~40% of the work)
+HERE_WHILE_STARTING = True  # this thread decodes files itself until a worker is ready
 
 
 @dataclass
@@ -63,6 +46,7 @@ class IndexReport:
     removed: list[str] = field(default_factory=list)
     failed: list[RagtuiError] = field(default_factory=list)
     seconds: float = 0.0
+    decoders: int = 0  # worker processes that decoded files (0: decoded in this process)
 
 
 @dataclass(frozen=True)
@@ -114,128 +98,63 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-# ---------------------------------------------------------------- decoding (the producer)
+# ---------------------------------------------------------------- decoding beside committing
 
 
-def pieces(path: Path) -> Iterator[Piece]:
-    """A run file as Head, then a dict of Arrow batches per block of cases, then Tail."""
-    read_ns = time.time_ns()
-    with open_run_file(path) as handle:
-        st = os.fstat(handle.fileno())
-        in_progress = being_written(handle)
-        digest = hashlib.sha256()
-        line, first = read_header_line(handle, path, digest)
-        header, created = parse_header(line, path)
-        run = to_run(header)
-        judge = run.judge
-        generator = run.config.get("generator") or run.config.get("model")
-        yield Head(
-            path=path,
-            run_id=run.id,
-            row=[
-                run.id,
-                run.name,
-                created,
-                run.kind,
-                run.config_key,
-                tables.canonical_json(run.config),
-                None if generator is None else str(generator),
-                judge.model,
-                judge.provider,
-                judge.prompt_hash,
-                run.dataset.name,
-                run.dataset.version,
-                run.parent,
-                run.source.format if run.source else None,
-                run.source.path if run.source else None,
-                run.source.sha256 if run.source else None,
-                key(path),
-            ],
-            stated=tables.stated_batch(header),
-            state=FileState.of(st),
-            read_ns=read_ns,
-            in_progress=in_progress,
-            chunked=st.st_size > CHUNKED_BYTES,
-            created_text=run.created_at,
-        )
-        n = 0
-        if line.endswith(b"\n"):
-            seen: set[str] = set()
-            blocks = split_lines(
-                handle, path, first, len(line), digest=digest, drop_torn_tail=in_progress
-            )
-            for block in blocks:
-                cases, kept = decode_cases(block, path, seen)
-                if cases:
-                    yield tables.case_batches(cases, kept, n)
-                    n += len(cases)
-        yield Tail(n, digest.hexdigest())
+def decoding_processes(n_files: int, size: int) -> int:
+    """How many worker processes decode `n_files` files of `size` bytes in all (0: here).
+    Measured on 2 cores: from ~32 MB on they pay for their start (~0.1 s of CPU each, while
+    this thread decodes the first files itself); below, decoding here is as fast or faster."""
+    if n_files < 2 or size < PROCESS_BYTES or workers.cores() < 2:
+        return 0
+    return min(workers.cores(), n_files, MAX_PROCESSES)
 
 
-# ---------------------------------------------------------------- the two threads
-
-
-_DONE = object()
-
-
-def index_files(store: Store, paths: list[Path], on_done: Done, *, overlap: bool) -> None:
-    """Index `paths` one after another; `on_done(path, run_id, error)` after each.
-
-    With `overlap`, a thread decodes while this one commits (DuckDB releases the GIL while
-    it inserts, msgspec does not while it decodes: measured, see ragtui bench).
-    """
+def index_files(store: Store, paths: list[Path], on_done: Done, *, size: int = 0) -> int:
+    """Index `paths` (`size` bytes in all) in order; `on_done(path, run_id, error)` after
+    each. Returns how many worker processes decoded files (0: all were decoded here)."""
     committer = Committer(store, on_done)
-    if not overlap:
-        for path in paths:
-            committer.take(path, _raising(_guarded(path, pieces(path))), drain=False)
-        committer.flush()
-        return
-    channel: queue.Queue[Any] = queue.Queue(maxsize=QUEUE_PIECES)
-    stop = threading.Event()
+    n = decoding_processes(len(paths), size)
+    pool = workers.Workers.start(n) if n else None
+    if pool is not None:  # None too where processes cannot be started (a sandbox)
+        return _with_processes(committer, paths, pool)
+    for path in paths:
+        committer.take(path, _raising(guarded(path, pieces(path, CHUNKED_BYTES))), drain=False)
+    committer.flush()
+    return 0
 
-    def produce() -> None:
-        for path in paths:
-            for piece in _guarded(path, pieces(path)):
-                while not stop.is_set():
-                    try:
-                        channel.put(piece, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-        channel.put(_DONE)
 
-    worker = threading.Thread(target=produce, name="ragtui-decode", daemon=True)
-    worker.start()
+def _with_processes(committer: Committer, paths: list[Path], pool: workers.Workers) -> int:
+    """Workers decode the next files while this thread commits, in the order of `paths`.
+    Until a worker is up (~0.2 s), this thread decodes the files itself."""
+    chunked = CHUNKED_BYTES
+    asked: dict[int, workers.Worker] = {}
+    ahead = workers.AHEAD * len(pool.all)
+    placed = 0  # files before this one were asked of a worker or decoded here
+    failed = True
     try:
-        for path in paths:
-            committer.take(path, _raising(_from_channel(channel)), drain=True)
+        try:
+            for i, path in enumerate(paths):
+                placed = max(placed, i)
+                while placed <= min(i + ahead, len(paths) - 1):
+                    worker = pool.ask(paths[placed], chunked, up=HERE_WHILE_STARTING)
+                    if worker is None:
+                        break
+                    asked[placed] = worker
+                    placed += 1
+                worker = asked.pop(i, None)
+                if worker is None:
+                    stream = guarded(path, pieces(path, chunked))
+                else:
+                    stream = pool.pieces(worker, path, chunked)
+                committer.take(path, _raising(stream), drain=True)
+            failed = False
+        finally:
+            pool.close(kill=failed)  # every file is decoded: the workers end meanwhile
         committer.flush()
     finally:
-        stop.set()
-        while worker.is_alive():  # unblock a producer waiting on a full queue
-            with contextlib.suppress(queue.Empty):
-                channel.get(timeout=0.05)
-        worker.join()
-
-
-def _guarded(path: Path, stream: Iterator[Piece]) -> Iterator[Any]:
-    """The file's pieces; an error ends them with Failed (as the last piece)."""
-    try:
-        yield from stream
-    except Exception as exc:
-        yield Failed(file_error(path, exc))
-
-
-def _from_channel(channel: queue.Queue[Any]) -> Iterator[Any]:
-    while True:
-        piece = channel.get()
-        if piece is _DONE:
-            return
-        yield piece
-        if isinstance(piece, Tail | Failed):
-            return
+        pool.reap()
+    return pool.used()
 
 
 def _raising(stream: Iterator[Any]) -> Iterator[Piece]:

@@ -213,9 +213,7 @@ class Store:
             if progress is not None:
                 progress(path)
 
-        indexer.index_files(
-            self, todo, done, overlap=len(todo) > 1 and size >= indexer.PIPELINE_BYTES
-        )
+        report.decoders = indexer.index_files(self, todo, done, size=size)
         self.problems = report.failed
         report.seconds = time.perf_counter() - started
         return report
@@ -250,9 +248,7 @@ class Store:
         path = Path(path).resolve()
         result: list[tuple[str | None, RagtuiError | None]] = []
         self._guard(
-            lambda: indexer.index_files(
-                self, [path], lambda p, r, e: result.append((r, e)), overlap=False
-            )
+            lambda: indexer.index_files(self, [path], lambda p, r, e: result.append((r, e)))
         )
         run_id, error = result[0]
         if error is not None:

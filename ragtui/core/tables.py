@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import msgspec
 import pyarrow as pa
 
 from ragtui.core.runschema import CaseLine, HeaderLine
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # not at run time: a decoding worker process never loads DuckDB
+    import duckdb
+
     from ragtui.core.runfile import Lines
 
 SCHEMA_VERSION = 3

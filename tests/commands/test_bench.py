@@ -43,6 +43,12 @@ def test_bench_prints_every_figure(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert any(line.startswith(label) for line in lines), (label, result.stdout)
     row = {line.split("  ")[0]: line for line in lines}
     assert re.search(r"\d+\.\d MB/s +duckdb read_json \d+\.\d MB/s", row["cold index"])
+    assert re.search(
+        r"median of 3, each from connect to a closed database file; \d+\.\d cores busy "
+        r"\(decoded in this process\), read_json \d+\.\d; read_json before its close "
+        r"\d+\.\d MB/s",
+        row["cold index"],
+    )  # 2 runs x 15 cases: too little to start decoding processes
     assert "2 runs x 15 cases" in row["warm open (nothing changed)"]
     assert "noise floor from a rerun of A" in row["compare 2 x 300 cases"]
     paints = [line for line in lines if line.startswith("Runs screen paint, 12 runs")]
@@ -104,3 +110,25 @@ def test_compare_runs_for_the_bench_form_a_rerun_pair(tmp_path: Path) -> None:
         assert store.reruns(a) == [a, "big-a-rerun"]
         assert store.reruns(b) == [b]
         assert [store.cases(r).num_rows for r in (a, b)] == [50, 50]
+
+
+def test_the_cold_index_figure_names_the_decoding_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above the threshold (lowered here) the default indexing decodes in worker processes,
+    and the figure says so; the one-thread figure is decoded here (no workers)."""
+    from ragtui.bench.synthetic import write_synthetic_history
+    from ragtui.core import indexer, workers
+
+    monkeypatch.setattr(indexer, "PROCESS_BYTES", 0)
+    monkeypatch.setattr(indexer, "MAX_PROCESSES", 2)
+    monkeypatch.setattr(indexer, "HERE_WHILE_STARTING", False)
+    folder = tmp_path / "history"
+    write_synthetic_history(folder, runs=4, cases=10)
+    cold, _cases, one = data.cold_index(folder, 40, repeats=1)
+    expected = "(2 decoding processes)" if workers.cores() >= 2 else "(decoded in this process)"
+    assert expected in cold.note, cold.note
+    assert cold.note.startswith("4 files, 0 MB, 40 cases; median of 1")
+    assert re.fullmatch(r"\d\.\d cores busy; the default is \d+\.\dx (faster|slower)", one.note)
+    with Store.open(folder) as store:  # the bench leaves the index of the default path
+        assert store.problems == [] and len(store.runs()) == 4

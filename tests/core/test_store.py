@@ -290,10 +290,11 @@ def test_decoding_beside_committing_indexes_what_one_thread_does(
     broken[7] = broken[7].replace('"case_id": "case-000006"', '"case_id": 6')
     (source / "zbroken.ragtui.jsonl").write_text("\n".join(broken) + "\n")
     results = {}
-    for overlap in (False, True):
+    monkeypatch.setattr(indexer, "HERE_WHILE_STARTING", False)
+    for overlap in (False, True):  # decoded here / by worker processes beside the committer
         folder = tmp_path / f"overlap-{overlap}"
         shutil.copytree(source, folder)
-        monkeypatch.setattr(indexer, "PIPELINE_BYTES", 0 if overlap else 1 << 62)
+        monkeypatch.setattr(indexer, "PROCESS_BYTES", 0 if overlap else 1 << 62)
         with Store.open(folder) as store:
             problems = sorted(str(p).replace(str(folder), "<folder>") for p in store.problems)
             results[overlap] = (content(store), problems)
