@@ -4,9 +4,12 @@ ctrl+d/ctrl+u) move in tables and text panes."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from textual.widgets import DataTable
 
+from ragtui.core.model import Run
+from ragtui.core.runfile import SUFFIX, write_run_file
 from ragtui.tui.app import RagtuiApp
 from ragtui.tui.screens.case import CaseScreen
 from ragtui.tui.screens.cases import CaseListScreen
@@ -117,3 +120,51 @@ def test_the_readme_glossary_says_what_help_says() -> None:
         assert GLOSSARY[term] == meaning, term
     for verdict in ("improved", "regressed", "no meaningful change", "inconclusive", "too few"):
         assert f"| {verdict}" in table
+
+
+def big_folder(folder: Path, runs: int = 2, cases: int = 40_000) -> Path:
+    """Run files big enough that opening the folder takes a moment (written as plain text)."""
+    folder.mkdir(parents=True)
+    for r in range(runs):
+        run = Run(id=f"big-{r}", name="big", created_at="2026-11-20T10:00:00Z", config_key="k")
+        path = write_run_file(folder / f"big-{r}{SUFFIX}", run, [])
+        line = (
+            '{"case_id": "c%d", "question": "q %d", "answer": "a", "scores": {"m": {"value": %s}}}'
+        )
+        with path.open("a", encoding="utf-8") as out:
+            out.writelines(line % (i, i, (i * 7 + r) % 10 / 10) + "\n" for i in range(cases))
+    return folder
+
+
+async def test_keys_pressed_while_a_screen_loads_reach_its_bindings(tmp_path: Path) -> None:
+    """Textual focuses a screen's first focusable widget, here the hidden filter box: `q`
+    pressed while the folder was still indexing went into the filter and the app stayed."""
+    app = RagtuiApp(big_folder(tmp_path / "runs"), watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        loading = not app.runs_screen.loaded
+        focused = app.focused
+        assert focused is None or focused.display, f"hidden {focused!r} has the focus"
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running, f"q did not quit (loading: {loading})"
+
+
+async def test_no_screen_gives_the_focus_to_a_hidden_widget(tmp_path: Path) -> None:
+    """Right after Cases and Compare open (before their workers are done) and once loaded."""
+    app = RagtuiApp(big_folder(tmp_path / "runs", cases=20_000), watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        for screen, open_it in (
+            (CaseListScreen, lambda: app.open_cases("big-0")),
+            (CompareScreen, lambda: app.open_compare("big-0", "big-1")),
+        ):
+            open_it()
+            await pilot.pause()
+            assert isinstance(app.screen, screen)
+            for moment in ("opening", "loaded"):
+                focused = app.focused
+                assert focused is None or focused.display, f"{moment}: hidden {focused!r}"
+                await wait_ready(app, pilot)
+            assert app.focused is not None, "nothing has the focus once loaded"
+            await pilot.press("escape")
+            await wait_ready(app, pilot)

@@ -41,6 +41,9 @@ COLUMN_HELP_S = 6.0  # how long a column's description stays in the status line
 
 
 class RunsScreen(Screen[None]):
+    # Textual would focus the first focusable widget, the hidden filter box, and keys typed while
+    # the screen loads (`q` to quit) would go into it: the table takes the focus once it is filled
+    AUTO_FOCUS = ""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "enter",
