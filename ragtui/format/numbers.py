@@ -9,9 +9,15 @@ from collections.abc import Iterable
 # ---------------------------------------------------------------- numbers
 
 
+def fixed(x: float, digits: int) -> str:
+    """`x` with `digits` decimals, never "-0.00": a value that rounds to zero has no sign."""
+    text = f"{x:.{digits}f}"
+    return text.removeprefix("-") if text.startswith("-") and float(text) == 0 else text
+
+
 def pts(value: float | None) -> str:
     """A fraction in points with one decimal: 0.781 -> "78.1"; None -> "—"."""
-    return "—" if value is None else f"{value * 100:.1f}"
+    return "—" if value is None else fixed(value * 100, 1)
 
 
 def signed_pts(value: float | None) -> str:
@@ -24,7 +30,7 @@ def signed_pts(value: float | None) -> str:
 
 def short_pts(value: float | None) -> str:
     """A per-case value in points without a trailing ".0": 100, 83.3, 50."""
-    return "—" if value is None else f"{value * 100:.1f}".removesuffix(".0")
+    return "—" if value is None else fixed(value * 100, 1).removesuffix(".0")
 
 
 def p_value(p: float | None) -> str:

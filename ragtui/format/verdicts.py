@@ -29,7 +29,7 @@ from ragtui.core.verdict import (
     Unpaired,
     Verdict,
 )
-from ragtui.format.numbers import interval, p_value, pts, signed_pts
+from ragtui.format.numbers import fixed, interval, p_value, pts, signed_pts
 
 if TYPE_CHECKING:
     from ragtui.core.agreement import Agreement
@@ -170,7 +170,7 @@ def rule_text(n: RerunRule) -> str:
     if n.chance_range >= n.margin:
         out += " (so the rule fires by chance here)"
     if n.icc is not None:
-        out += f" · ICC {n.icc:.2f}"
+        out += f" · ICC {fixed(n.icc, 2)}"
     return out + f" · {n.source} reruns"
 
 
@@ -229,7 +229,7 @@ def note_text(n: Note) -> str:
             return f"{metric}: {oa} cases only in A, {ob} only in B; compared on the {count} both scored"
         case LowAgreement() as g:
             figures = ", ".join(
-                f"{k} {v:.2f}" for k, v in (("κ", g.kappa), ("ρ", g.rho)) if v is not None
+                f"{k} {fixed(v, 2)}" for k, v in (("κ", g.kappa), ("ρ", g.rho)) if v is not None
             )
             return f"{g.metric}: low agreement, {g.between} ({figures}; {g.flipped} of {g.n} cases flipped)"
         case JudgesDisagree(metric=metric, verdicts=verdicts):
@@ -324,13 +324,13 @@ def agreement_text(g: Agreement) -> str:
     """κ (weighted or not), AC1 and raw agreement beside it, ρ, and the flips."""
     figures = []
     if g.kappa is not None:
-        figures.append(f"{'weighted κ' if g.weighted else 'κ'} {g.kappa:.2f}")
+        figures.append(f"{'weighted κ' if g.weighted else 'κ'} {fixed(g.kappa, 2)}")
     if g.ac1 is not None:
-        figures.append(f"AC1 {g.ac1:.2f}")
+        figures.append(f"AC1 {fixed(g.ac1, 2)}")
     if g.raw is not None:
         figures.append(f"same grade {g.raw * 100:.0f} of 100")
     if g.rho is not None:
-        figures.append(f"ρ {g.rho:.2f}")
+        figures.append(f"ρ {fixed(g.rho, 2)}")
     flips = ", ".join(g.flipped[:8]) + (", …" if len(g.flipped) > 8 else "")
     return (
         f"agreement {g.metric}, {g.between}: {', '.join(figures) or 'no figures'} on {g.n} cases; "

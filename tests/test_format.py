@@ -1,0 +1,35 @@
+"""Figures as the user reads them: no "-0.0" from float dust, signs only where they mean something."""
+
+from __future__ import annotations
+
+from ragtui.core.verdict import RerunRule
+from ragtui.format import pts, short_pts, signed_pts
+from ragtui.format.verdicts import rule_text
+
+
+def test_a_value_that_rounds_to_zero_has_no_minus_sign() -> None:
+    assert pts(-0.0000004) == "0.0"
+    assert short_pts(-0.0000004) == "0"
+    assert signed_pts(-0.0000004) == "0.0"
+    assert pts(-0.0006) == "-0.1"  # a real negative keeps its sign
+    assert signed_pts(-0.0006) == "-0.1"
+
+
+def test_an_icc_of_float_dust_below_zero_reads_0_00() -> None:
+    # seen on screen: "ICC -0.00" for seven reruns of one config on synthetic data
+    note = RerunRule(
+        metric="faithfulness",
+        side="A",
+        runs=7,
+        n=1000,
+        rerun_delta=0.025,
+        margin=0.05,
+        holds=True,
+        noise_floor=0.029,
+        chance_range=0.043,
+        icc=-0.0004,
+        source="full",
+    )
+    text = rule_text(note)
+    assert "ICC 0.00 ·" in text and "-0.00" not in text
+    assert "differ by 2.5 points" in text and "noise floor ±2.9" in text
