@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ragtui.core.verdict import RerunRule
-from ragtui.format import pts, short_pts, signed_pts
+from ragtui.format import cost_figure, pts, short_pts, signed_pts
 from ragtui.format.verdicts import rule_text
 
 
@@ -33,3 +33,14 @@ def test_an_icc_of_float_dust_below_zero_reads_0_00() -> None:
     text = rule_text(note)
     assert "ICC 0.00 ·" in text and "-0.00" not in text
     assert "differ by 2.5 points" in text and "noise floor ±2.9" in text
+
+
+def test_costs_are_written_out_with_four_significant_digits() -> None:
+    # seen on the Trends screen: "2.659e-05" for a config's mean cost per case
+    assert cost_figure("cost", 2.659e-05) == "0.00002659"
+    assert cost_figure("cost", 3.56e-05) == "0.0000356"
+    assert cost_figure("judge_cost", 0.001239) == "0.001239"
+    assert cost_figure("cost", 12345.6) == "12,346"
+    assert cost_figure("cost", 0.0) == "0"
+    assert cost_figure("latency_ms", 1168.4) == "1,168 ms"
+    assert cost_figure("total_tokens", 430.25) == "430.2"
