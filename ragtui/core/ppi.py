@@ -1,12 +1,16 @@
 """Prediction-powered inference (Angelopoulos et al. 2023, "Prediction-powered inference"):
-a judge's mean corrected by human labels on a subset of the cases.
+a judge's mean corrected by human labels on a random subset of the cases.
 
-estimate = judge mean over the N unlabelled cases + mean(human - judge) over the n labelled ones;
-variance = var(judge)/N + var(human - judge)/n; 95% CI = estimate ± 1.96·√variance. (Taking the
-judge mean over all cases, labelled ones included, correlates the two terms and covered 93.5%
-instead of 95% in simulation; the paper's split covers 95%.)
-It is unbiased for the human-label mean whatever the judge's bias, and narrower than the
-labelled cases alone when the judge tracks the humans. Shown from MIN_LABELLED labels on.
+estimate = judge mean over all N cases + mean(human - judge) over the n labelled ones;
+variance = var(judge)/N + var(human - judge)/n + 2·cov(judge, human - judge)/N (the CI takes
+t quantiles with n - 1 degrees of freedom), the last term
+because the labelled cases are among the N (leaving it out covered 93.5% instead of 95% in
+simulation). The paper's split (the judge mean over the unlabelled cases only) needs no
+covariance term but throws the labelled cases' judge grades away: with 32 of 48 cases labelled
+and judge and humans agreeing on all 32, it gave the mean of the other 16 and a CI of ±22
+points, where this gives the judge's own mean and its ±11. It is unbiased for the human-label
+mean whatever the judge's bias, and narrower than the labelled cases alone when the judge
+tracks the humans. Shown from MIN_LABELLED labels on.
 """
 
 from __future__ import annotations
@@ -49,18 +53,21 @@ def ppi_mean(
     n, m = int(unlabelled.size), int(rect.size)
     if m < MIN_LABELLED:
         return None
-    if n < 2:  # every case labelled: the human mean itself
-        estimate, var = float(human.mean()), float(human.var(ddof=1)) / m
-    else:
-        estimate = float(unlabelled.mean() + rect.mean())
-        var = float(unlabelled.var(ddof=1)) / n + float(rect.var(ddof=1)) / m
-    half = float(sps.norm.ppf(0.5 + level / 2)) * math.sqrt(var)
+    judge = np.concatenate((unlabelled, judge_lab))
+    total = n + m
+    estimate = float(judge.mean() + rect.mean())
+    cov = float(np.cov(judge_lab, rect, ddof=1)[0, 1])
+    var = float(judge.var(ddof=1)) / total + float(rect.var(ddof=1)) / m + 2 * cov / total
+    var = max(var, 0.0)  # plug-in figures can dip a hair below zero where the truth cannot
+    # t with the labelled cases' degrees of freedom: the rectifier's variance is the one
+    # estimated from few cases (normal quantiles covered 94.0-94.3% in simulation, t 94.7-95.2%)
+    half = float(sps.t.ppf(0.5 + level / 2, m - 1)) * math.sqrt(var)
     return PPIEstimate(
         metric,
         side,
-        n + m,
+        total,
         m,
-        float(np.concatenate((unlabelled, judge_lab)).mean()),
+        float(judge.mean()),
         estimate,
         estimate - half,
         estimate + half,

@@ -321,19 +321,21 @@ def judge_verdict_text(j: JudgeVerdict) -> str:
 
 
 def agreement_text(g: Agreement) -> str:
-    """κ (weighted or not), AC1 and raw agreement beside it, ρ, and the flips."""
+    """κ (weighted or not), AC1 and raw agreement beside it, ρ, and the flips:
+    "agreement m, A judge vs human, on 32 cases: weighted κ 0.81, AC1 0.86, same grade in 29,
+    ρ 0.90; 3 flipped (…)"."""
     figures = []
     if g.kappa is not None:
         figures.append(f"{'weighted κ' if g.weighted else 'κ'} {fixed(g.kappa, 2)}")
     if g.ac1 is not None:
         figures.append(f"AC1 {fixed(g.ac1, 2)}")
     if g.raw is not None:
-        figures.append(f"same grade {g.raw * 100:.0f} of 100")
+        figures.append(f"same grade in {round(g.raw * g.n)}")
     if g.rho is not None:
         figures.append(f"ρ {fixed(g.rho, 2)}")
     flips = ", ".join(g.flipped[:8]) + (", …" if len(g.flipped) > 8 else "")
     return (
-        f"agreement {g.metric}, {g.between}: {', '.join(figures) or 'no figures'} on {g.n} cases; "
+        f"agreement {g.metric}, {g.between}, on {g.n} cases: {', '.join(figures) or 'no figures'}; "
         f"{len(g.flipped)} flipped"
         + (f" ({flips})" if flips else "")
         + (" — LOW" if g.flagged else "")

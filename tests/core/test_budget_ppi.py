@@ -91,19 +91,55 @@ def test_judge_only_reruns_leave_generation_unknown() -> None:
 
 
 def test_ppi_hand_worked() -> None:
-    judge_all = np.array([1.0, 0.0] * 20)  # unlabelled: mean .5, var (ddof 1) = 40·.25/39
+    judge_unlab = np.array([1.0, 0.0] * 20)
     judge_lab = np.array([1.0] * 30)
     human = np.array([1.0] * 20 + [0.0] * 10)  # human - judge: 20 zeros, 10 minus ones
-    est = ppi_mean("f", "A", judge_all, judge_lab, human)
+    est = ppi_mean("f", "A", judge_unlab, judge_lab, human)
     assert est is not None
-    rect_mean, rect_var = -10 / 30, (10 * (1 - 1 / 3) ** 2 + 20 * (1 / 3) ** 2) / 29
-    var = (40 * 0.25 / 39) / 40 + rect_var / 30
-    assert est.estimate == pytest.approx(0.5 + rect_mean)
-    assert (est.ci_low, est.ci_high) == pytest.approx(
-        (0.5 + rect_mean - 1.959964 * math.sqrt(var), 0.5 + rect_mean + 1.959964 * math.sqrt(var))
-    )
+    # by hand: all 70 judge grades have 50 ones, mean 5/7, variance (ddof 1)
+    # 50·(2/7)² + 20·(5/7)² over 69; the rectifier: mean -1/3, variance
+    # (10·(2/3)² + 20·(1/3)²)/29; its covariance with the judge's 30 grades (all 1) is 0
+    judge_var = (50 * (2 / 7) ** 2 + 20 * (5 / 7) ** 2) / 69
+    rect_var = (10 * (2 / 3) ** 2 + 20 * (1 / 3) ** 2) / 29
+    var = judge_var / 70 + rect_var / 30
+    estimate = 5 / 7 - 1 / 3
+    assert est.estimate == pytest.approx(estimate)
+    half = 2.045230 * math.sqrt(var)  # t quantile, 29 degrees of freedom (30 labels)
+    assert (est.ci_low, est.ci_high) == pytest.approx((estimate - half, estimate + half))
     assert est.judge == pytest.approx(50 / 70) and est.n == 70 and est.labelled == 30
-    assert ppi_mean("f", "A", judge_all, judge_lab[:29], human[:29]) is None  # < 30 labels
+    assert ppi_mean("f", "A", judge_unlab, judge_lab[:29], human[:29]) is None  # < 30 labels
+
+
+def test_ppi_where_the_humans_agree_with_the_judge_is_the_judge_mean() -> None:
+    """Seen on the sample history: 32 of 48 cases labelled, all 32 as the judge graded them;
+    the corrected mean must be the judge's own, with the judge's own interval (t quantile at
+    the 31 degrees of freedom of the 32 labels)."""
+    gen = np.random.default_rng(3)
+    judge = gen.choice([0.0, 0.5, 1.0], size=48, p=[0.1, 0.2, 0.7])
+    est = ppi_mean("f", "A", judge[32:], judge[:32], judge[:32].copy())
+    assert est is not None
+    assert est.estimate == pytest.approx(judge.mean())
+    half = 2.039513 * judge.std(ddof=1) / math.sqrt(48)
+    assert (est.ci_low, est.ci_high) == pytest.approx((judge.mean() - half, judge.mean() + half))
+
+
+def test_ppi_covers_with_most_cases_labelled_and_beats_the_labels_alone() -> None:
+    gen = np.random.default_rng(21)
+    reps, n, m = 3000, 48, 32
+    truth = 0.6
+    human = (gen.uniform(size=(reps, n)) < truth).astype(float)
+    noisy = gen.uniform(size=(reps, n)) < 0.1  # the judge grades 10% of cases the other way
+    judge = np.where(noisy, 1 - human, human)
+    covered, widths, label_widths = 0, [], []
+    for r in range(reps):
+        est = ppi_mean("f", "A", judge[r, m:], judge[r, :m], human[r, :m])
+        covered += est.ci_low <= truth <= est.ci_high
+        widths.append(est.ci_high - est.ci_low)
+        alone = sps.ttest_1samp(human[r, :m], 0).confidence_interval()  # the labels alone
+        label_widths.append(alone.high - alone.low)
+    # 3000 reps: the binomial 99% band around 95% is about ±1.0 point
+    assert covered / reps == pytest.approx(0.95, abs=0.015)
+    assert np.mean(widths) < 0.95 * np.mean(label_widths)
 
 
 def test_ppi_covers_the_human_mean_where_the_biased_judge_does_not() -> None:

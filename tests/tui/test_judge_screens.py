@@ -177,8 +177,8 @@ async def test_rejudge_run_opens_compare_with_judge_agreement(runs, fake, make_a
         flips = sum(old[c] != new[c] for c in order)
         text = screen_text(app)
         assert "A small-generator  vs  B small-generator · fake" in text
-        assert f"agreement faithfulness, A judge vs B judge: κ {k:.2f}" in text
-        assert f"on 40 cases; {flips} flipped" in text
+        assert f"agreement faithfulness, A judge vs B judge, on 40 cases: κ {k:.2f}" in text
+        assert f"same grade in {40 - flips}" in text and f"; {flips} flipped" in text
 
 
 async def test_stopping_a_run_rejudge_keeps_finished_cases_and_resumes(tmp_path, make_app) -> None:
