@@ -298,3 +298,17 @@ async def test_mouse_click_on_a_metric_row_switches_the_metric(folder, make_app)
         assert screen.case_filter.metric == "answer_relevance"
         assert "Δ answer_relevance per case" in screen_text(app)
         assert "answer_relevance: regressed" in screen_text(app)
+
+
+async def test_the_verdict_line_names_its_test_once(sample_copy, make_app) -> None:
+    """Seen at 160 columns: "regressed — adjusted p <.001 < .05 (sign-flip by cluster (30
+    clusters, 10,000 random)) · n 48 · sign-flip by cluster (30 clusters, 10,000 random)"."""
+    app = make_app(sample_copy)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare("strict-v2-2026-11-16", "bm25-2026-11-21")
+        await wait_ready(app, pilot)
+        lines = [x for x in screen_text(app).splitlines() if "faithfulness: regressed —" in x]
+        assert len(lines) == 1, screen_text(app)
+        assert lines[0].count("sign-flip by cluster") == 1, lines[0]
+        assert "· n 48 ·" in lines[0]

@@ -231,10 +231,9 @@ def detail_line(r: MetricResult | None, margin: float = 0.05) -> Text:
     """The selected metric's verdict with its reason and counts, so it is readable at 80 columns."""
     if r is None:
         return Text("no metric in common between A and B", style="yellow")
-    out = join(
-        (r.metric, "bold"), ": ", verdict_text(r), " — ", (fmt.verdict_reason(r, margin), "")
-    )
-    out.append(f" · n {r.n} · {fmt.method_name(r)}")
+    reason, method = fmt.verdict_reason(r, margin), fmt.method_name(r)
+    out = join((r.metric, "bold"), ": ", verdict_text(r), " — ", (reason, ""))
+    out.append(f" · n {r.n}" + ("" if method in reason else f" · {method}"))  # said once
     if r.mde is not None:
         out.append(f" · MDE {r.mde * 100:.1f} pts")
     if r.fixed is not None and r.broke is not None:
