@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ragtui.core.ppi import PPIEstimate
 from ragtui.core.verdict import RerunRule
 from ragtui.format import cost_figure, pts, short_pts, signed_pts
-from ragtui.format.verdicts import rule_text
+from ragtui.format.verdicts import ppi_text, rule_text
 
 
 def test_a_value_that_rounds_to_zero_has_no_minus_sign() -> None:
@@ -44,3 +45,11 @@ def test_costs_are_written_out_with_four_significant_digits() -> None:
     assert cost_figure("cost", 0.0) == "0"
     assert cost_figure("latency_ms", 1168.4) == "1,168 ms"
     assert cost_figure("total_tokens", 430.25) == "430.2"
+
+
+def test_a_corrected_mean_names_the_run_it_corrects() -> None:
+    """A side with reruns shows their mean; human labels correct one run: name it."""
+    est = PPIEstimate("faithfulness", "A", 48, 32, 0.8229, 0.8229, 0.711, 0.934, run="strict-16")
+    text = ppi_text(est)
+    assert text.startswith("faithfulness: mean of A (strict-16) corrected by 32 human labels")
+    assert text.endswith("82.3 [71.1, 93.4] beside the judge's 82.3")

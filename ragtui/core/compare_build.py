@@ -414,7 +414,7 @@ class Builder:
                     m, "AB"[ri], grid.value[ri, mi, unlabelled], grid.value[ri, mi, idx], human
                 )
                 if est is not None:
-                    out.ppi.append(est)
+                    out.ppi.append(replace(est, run=(self.a_id, self.b_id)[ri]))
             rep = out.replicates.get(m)
             if rep is None or (0, mi) not in self.labels or (1, mi) not in self.labels:
                 continue

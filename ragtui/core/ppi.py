@@ -34,6 +34,7 @@ class PPIEstimate:
     estimate: float  # corrected by the human labels
     ci_low: float
     ci_high: float
+    run: str = ""  # the run whose judge grades were corrected (a side's first run, not its reruns)
 
 
 def ppi_mean(

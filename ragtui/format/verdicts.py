@@ -306,6 +306,8 @@ def budget_text(b: NoiseBudget) -> str:
 
 def ppi_text(p: PPIEstimate) -> str:
     what = "change" if p.side == "B - A" else f"mean of {p.side}"
+    if p.run:  # a side with reruns: the labels correct its first run, not the reruns' mean
+        what += f" ({p.run})"
     fig = signed_pts if p.side == "B - A" else pts
     return (
         f"{p.metric}: {what} corrected by {p.labelled} human labels (prediction-powered): "

@@ -357,7 +357,7 @@ def test_human_labels_agreement_and_prediction_powered_estimate(run_writer) -> N
     assert [g.between for g in c.human] == ["A judge vs human"]
     (p,) = c.ppi
     rect = human[:40] - judge[:40]
-    assert (p.side, p.n, p.labelled) == ("A", 60, 40)
+    assert (p.side, p.run, p.n, p.labelled) == ("A", "A", 60, 40)  # side A, run id "A"
     # the difference estimator over all 60 judge grades (core/ppi.py), by hand
     assert p.estimate == pytest.approx(judge.mean() + rect.mean())
     cov = np.cov(judge[:40], rect)[0, 1]
