@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from ragtui.core.gate import GateCheck, Outcome
 from ragtui.core.ppi import PPIEstimate
 from ragtui.core.verdict import RerunRule
 from ragtui.format import cost_figure, pts, short_pts, signed_pts
-from ragtui.format.verdicts import ppi_text, rule_text
+from ragtui.format.verdicts import gate_check_text, ppi_text, rule_text
 
 
 def test_a_value_that_rounds_to_zero_has_no_minus_sign() -> None:
@@ -53,3 +54,13 @@ def test_a_corrected_mean_names_the_run_it_corrects() -> None:
     text = ppi_text(est)
     assert text.startswith("faithfulness: mean of A (strict-16) corrected by 32 human labels")
     assert text.endswith("82.3 [71.1, 93.4] beside the judge's 82.3")
+
+
+def test_an_undecided_gate_says_plainly_when_no_case_count_can_be_had() -> None:
+    # seen: "need — cases to show non-inferiority" when all 48 deltas were 0
+    unknown = GateCheck("context_recall", Outcome.UNDECIDED, "undecided", value=-0.074)
+    text = gate_check_text(unknown, 0.05)
+    assert "—" not in text
+    assert text.endswith("cannot be estimated from these deltas")
+    known = GateCheck("f", Outcome.UNDECIDED, "undecided", value=-0.06, n_needed=1200)
+    assert gate_check_text(known, 0.05).endswith("need ~1,200 cases to show non-inferiority")

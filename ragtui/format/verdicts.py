@@ -53,8 +53,16 @@ _METHODS = {
 }
 
 
-def _need(n: int | None) -> str:
-    return "—" if n is None else f"~{n:,}"
+def _need(detect: int | None, no_change: int | None, band: str) -> str:
+    """The cases more data would take; said plainly when no figure can be had (all deltas
+    equal: no spread to plan with), never as "need — cases"."""
+    if detect is None and no_change is None:
+        return "the cases needed cannot be estimated from these deltas"
+    if no_change is None:
+        return f"need ~{detect:,} cases to detect {band}"
+    if detect is None:
+        return f"need ~{no_change:,} cases to show no change"
+    return f"need ~{detect:,} cases to detect {band}, ~{no_change:,} to show no change"
 
 
 def margin_pts(margin: float) -> str:
@@ -112,9 +120,7 @@ def scale_text(scales: tuple[ScaleInfo, ...]) -> str:
 def verdict_reason(m: MetricResult, margin: float) -> str:
     """Why the verdict is what it is, with the cases needed where more would help."""
     band = f"±{margin_pts(margin)} points"
-    need = (
-        f"need {_need(m.n_detect)} cases to detect {band}, {_need(m.n_no_change)} to show no change"
-    )
+    need = _need(m.n_detect, m.n_no_change, band)
     v = m.verdict
     if v is Verdict.NOT_COMPARABLE:
         return (
@@ -376,8 +382,12 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
         ),
         "undecided": (
             f"cannot tell: 95% CI lower bound {signed_pts(ch.value)} is not above -{band}"
-            f" and no significant regression; need {_need(ch.n_needed)} cases to show "
-            "non-inferiority"
+            " and no significant regression; "
+            + (
+                f"need ~{ch.n_needed:,} cases to show non-inferiority"
+                if ch.n_needed is not None
+                else "the cases non-inferiority needs cannot be estimated from these deltas"
+            )
         ),
         "floor_held": f"mean {pts(ch.value)} ≥ floor {pts(ch.threshold)}",
         "below_floor": f"candidate mean {pts(ch.value)} is below the floor {pts(ch.threshold)}",
