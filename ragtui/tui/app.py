@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
@@ -98,6 +98,13 @@ class RagtuiApp(App[None]):
             timeout=timeout,
             markup=False,
         )
+
+    async def on_event(self, event: events.Event) -> None:
+        # once `q` has asked the app to exit, keys and clicks typed after it must not open
+        # screens that the shutdown tears down half-built (`q` then `e` ended in a traceback)
+        if self._exit and isinstance(event, events.InputEvent):
+            return
+        await super().on_event(event)
 
     def on_mount(self) -> None:
         self.push_screen(self.runs_screen)

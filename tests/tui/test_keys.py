@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from textual import events
 from textual.widgets import DataTable
 
 from ragtui.core.model import Run
@@ -168,3 +169,15 @@ async def test_no_screen_gives_the_focus_to_a_hidden_widget(tmp_path: Path) -> N
             assert app.focused is not None, "nothing has the focus once loaded"
             await pilot.press("escape")
             await wait_ready(app, pilot)
+
+
+async def test_keys_typed_right_after_q_do_nothing(sample_copy, make_app) -> None:
+    """`q` then `e` typed at once: the export dialog was pushed while the app shut down and
+    its mount ended in a traceback and exit code 1."""
+    app = make_app(sample_copy)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(app, pilot)
+        for key in ("q", "e", "question_mark"):  # as a terminal delivers them: no pause between
+            app._driver.send_message(events.Key(key, None))
+        await pilot.pause()
+    assert app.return_code == 0
