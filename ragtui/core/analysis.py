@@ -56,8 +56,10 @@ class MetricResult:
     errors: int = 0  # cases errored in A or B
     errors_a: int = 0
     errors_b: int = 0
-    parse_failures_a: int = 0
+    parse_failures_a: int = 0  # grades whose judge reply could not be read: errors, or scored
     parse_failures_b: int = 0
+    parse_scored_a: int = 0  # of those, the ones scored anyway (a 0 with a parse-failure reason)
+    parse_scored_b: int = 0
     runs_a: int = 1  # runs averaged per case on each side
     runs_b: int = 1
     noise_floor: float | None = None
@@ -68,6 +70,11 @@ class MetricResult:
     bottom_b: float | None = None
     scale_a: tuple[ScaleInfo, ...] = ()
     scale_b: tuple[ScaleInfo, ...] = ()
+
+    def bad_grades(self) -> tuple[int, int]:
+        """(A, B) grades that errored or were scored from an unreadable reply, each counted
+        once (a parse failure recorded as an error is one bad grade, not two)."""
+        return self.errors_a + self.parse_scored_a, self.errors_b + self.parse_scored_b
 
 
 def _f(x: float | None) -> float | None:

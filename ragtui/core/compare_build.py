@@ -187,7 +187,7 @@ class Builder:
         many = len(rows_a) > 1 or len(rows_b) > 1
         self.prints = store.answer_fingerprints([ids[i] for i in rows_a + rows_b]) if many else {}
         clusters = self._clusters(grid)
-        empty = Profile((), 0, 0)
+        empty = Profile((), 0, 0, 0)
         pro = {
             (s, m): prof.get((rid, m), empty)
             for s, rid in (("A", a_id), ("B", b_id))
@@ -234,6 +234,8 @@ class Builder:
             "errors_b": pb_.errors,
             "parse_failures_a": pa_.parse_failures,
             "parse_failures_b": pb_.parse_failures,
+            "parse_scored_a": pa_.parse_scored,
+            "parse_scored_b": pb_.parse_scored,
             "scale_a": pa_.scales,
             "scale_b": pb_.scales,
         }

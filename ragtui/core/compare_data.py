@@ -204,6 +204,7 @@ class Profile:
     scales: tuple[ScaleInfo, ...]
     errors: int
     parse_failures: int
+    parse_scored: int  # parse failures that carry a value anyway
 
 
 def profiles(table: pa.Table) -> dict[tuple[str, str], Profile]:
@@ -211,10 +212,12 @@ def profiles(table: pa.Table) -> dict[tuple[str, str], Profile]:
     scales: dict[tuple[str, str], set[ScaleInfo]] = {}
     errors: dict[tuple[str, str], int] = {}
     parse: dict[tuple[str, str], int] = {}
+    parse_scored: dict[tuple[str, str], int] = {}
     for row in table.to_pylist():
         key = (row["run_id"], row["metric"])
         errors[key] = errors.get(key, 0) + row["n_errors"]
         parse[key] = parse.get(key, 0) + row["n_parse_failures"]
+        parse_scored[key] = parse_scored.get(key, 0) + row["n_parse_scored"]
         if row["n"]:
             lo, hi = row["scale_lo"], row["scale_hi"]
             scale = ScaleInfo(
@@ -228,6 +231,7 @@ def profiles(table: pa.Table) -> dict[tuple[str, str], Profile]:
             tuple(sorted(scales.get(key, ()), key=lambda s: (s.kind, s.lo, s.hi))),
             errors[key],
             parse[key],
+            parse_scored[key],
         )
         for key in errors
     }

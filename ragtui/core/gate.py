@@ -115,12 +115,12 @@ def _metric_check(m, margin: float, min_cases: int) -> GateCheck:  # m: MetricRe
     failed = Outcome.FAILED
     if m.verdict is Verdict.NOT_COMPARABLE:
         return GateCheck(m.metric, failed, "not_comparable")
-    usable_b = m.n + m.only_b - m.parse_failures_b
+    usable_b = m.n + m.only_b - m.parse_scored_b  # scored grades that are not parse failures
     if usable_b <= 0:
         return GateCheck(m.metric, failed, "no_scores", float(max(usable_b, 0)), 1.0)
     if m.n < min_cases:
         return GateCheck(m.metric, failed, "too_few_shared", float(m.n), float(min_cases))
-    bad_a, bad_b = m.errors_a + m.parse_failures_a, m.errors_b + m.parse_failures_b
+    bad_a, bad_b = m.bad_grades()
     if bad_b > bad_a:
         return GateCheck(m.metric, failed, "more_errors", float(bad_b), float(bad_a))
     if m.verdict is Verdict.REGRESSED:

@@ -308,7 +308,8 @@ class Store:
             self._cursor(),
             "SELECT run_id, metric, label IS NOT NULL AS labelled, scale_lo, scale_hi, "
             "count(value) AS n, count(error) AS n_errors, "
-            "count(*) FILTER (WHERE parse_failure) AS n_parse_failures FROM scores "
+            "count(*) FILTER (WHERE parse_failure) AS n_parse_failures, "
+            "count(value) FILTER (WHERE parse_failure) AS n_parse_scored FROM scores "
             "WHERE list_contains(?, run_id) AND list_contains(?, metric) "
             "GROUP BY ALL ORDER BY ALL",
             [list(run_ids), list(metrics)],

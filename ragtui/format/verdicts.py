@@ -159,7 +159,8 @@ def verdict_reason(m: MetricResult, margin: float) -> str:
 
 def errors_pair(m: MetricResult) -> str:
     """Errored grades plus parse failures, A/B: shown beside the means."""
-    return f"{m.errors_a + m.parse_failures_a}/{m.errors_b + m.parse_failures_b}"
+    bad_a, bad_b = m.bad_grades()
+    return f"{bad_a}/{bad_b}"
 
 
 # ---------------------------------------------------------------- notes

@@ -16,6 +16,7 @@ from ragtui.core import intervals, stats
 from ragtui.core.agreement import cohen_kappa
 from ragtui.core.compare import MetricResult, compare_runs, decide
 from ragtui.core.errors import RagtuiError, RunNotFoundError
+from ragtui.core.gate import decide_gate
 from ragtui.core.store import Store
 from ragtui.core.verdict import (
     ErrorCounts,
@@ -33,6 +34,7 @@ from ragtui.core.verdict import (
     Unpaired,
     Verdict,
 )
+from ragtui.format import errors_pair
 
 BASE = {"generator": "llama3.2:3b", "prompt": "v1"}
 
@@ -667,3 +669,24 @@ def test_samples_show_clusters_both_judges_and_human_corrections(sample_store: S
     assert len(judges) == 2  # qwen (the runs' own) and llama3.1 (the re-judges of A and B)
     assert {e.metric for e in c.ppi} >= {"faithfulness"}
     assert len(c.reruns_b) == 2  # B's rerun counts too
+
+
+def test_a_parse_failure_is_one_bad_grade_whether_it_errored_or_was_scored(run_writer) -> None:
+    """Seen after a TUI re-judge: 48 parse failures recorded as errors showed "err A/B 0/96"."""
+    ids = _ids(40)
+    run_writer.write("A", {"f": _values(ids, [1.0] * 40)})
+    b: dict[str, float | str] = {c: 1.0 for c in ids}
+    for c in ids[:6]:  # six replies that could not be read, recorded as errors
+        b[c] = "parse failure: no rating 1-5 in the reply 'YES'"
+    for c in ids[6:9]:  # three scored 0 anyway, their reason says why
+        b[c] = 0.0
+    reasons = {"f": {c: "parse failure: no label in the reply" for c in ids[6:9]}}
+    run_writer.write("B", {"f": b}, config={"prompt": "v2"}, reasons=reasons)
+    c = compare_runs(run_writer.store(), "A", "B")
+    (m,) = c.metrics
+    assert (m.errors_b, m.parse_failures_b, m.parse_scored_b) == (6, 9, 3)
+    assert m.bad_grades() == (0, 9)  # nine bad grades, not 6 + 9
+    assert errors_pair(m) == "0/9"  # what the err A/B column shows
+    assert m.n == 34  # 40 cases, 6 without a B value
+    check = decide_gate(c).checks[0]
+    assert check.code == "more_errors" and (check.value, check.threshold) == (9.0, 0.0)

@@ -238,7 +238,7 @@ def detail_line(r: MetricResult | None, margin: float = 0.05) -> Text:
         out.append(f" · MDE {r.mde * 100:.1f} pts")
     if r.fixed is not None and r.broke is not None:
         out.append(f" · B fixed {r.fixed}, broke {r.broke} (McNemar p {p_value(r.p)})")
-    bad = r.errors_a + r.parse_failures_a + r.errors_b + r.parse_failures_b
+    bad = sum(r.bad_grades())
     if bad:
         out.append(f" · errors A/B {fmt.errors_pair(r)}", style="yellow")
     if r.bottom_a is not None and r.bottom_b is not None:
@@ -327,8 +327,8 @@ def metrics_table(c: Comparison) -> pa.Table:
                 "p_adj": m.p_adj,
                 "noise_floor": m.noise_floor,
                 "mde": m.mde,
-                "errors_a": m.errors_a + m.parse_failures_a,
-                "errors_b": m.errors_b + m.parse_failures_b,
+                "errors_a": m.bad_grades()[0],
+                "errors_b": m.bad_grades()[1],
                 "why": fmt.verdict_reason(m, c.margin),
             }
         )
