@@ -142,5 +142,5 @@ def test_tui_walked_through_its_screens_writes_nothing_from_the_data(
     deadline = time.monotonic() + 30
     while not tmux.dead() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert tmux.dead(), "ragtui did not quit"
+    assert tmux.dead(), f"ragtui did not quit; the pane shows:\n{tmux.screen()}"
     check_terminal(tmux)

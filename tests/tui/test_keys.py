@@ -181,3 +181,21 @@ async def test_keys_typed_right_after_q_do_nothing(sample_copy, make_app) -> Non
             app._driver.send_message(events.Key(key, None))
         await pilot.pause()
     assert app.return_code == 0
+
+
+async def test_keys_typed_at_once_on_case_never_crash(sample_copy, make_app) -> None:
+    """`m` then `]` typed at once (a real terminal, a fast typist): the metric's redraw went
+    on after the next case had begun loading, and asserted on the case that was gone."""
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare("baseline-2026-11-02", "bm25-2026-11-21")
+        await wait_ready(app, pilot)
+        await pilot.press("tab", "enter")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, CaseScreen)
+        for _ in range(5):
+            for key in ("m", "right_square_bracket", "tab", "m", "left_square_bracket"):
+                app._driver.send_message(events.Key(key, None))
+            await wait_ready(app, pilot)
+        assert isinstance(app.screen, CaseScreen) and app.screen.data is not None

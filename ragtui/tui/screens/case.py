@@ -424,6 +424,8 @@ class CaseScreen(Screen[None]):
         if self.data is None:
             return
         await self._show_evidence()
+        if self.data is None:  # `]`/`[` went to another case meanwhile: its Loaded draws it
+            return
         self._show_judge()
         self._refresh_title()
 
@@ -431,6 +433,8 @@ class CaseScreen(Screen[None]):
         if self.data is None:
             return
         await self._show_evidence()
+        if self.data is None:  # as in watch_side: `m` then `]` typed at once
+            return
         self._show_scores()
         self._show_diagnosis()
         self._refresh_title()
