@@ -195,7 +195,8 @@ async def test_keys_typed_at_once_on_case_never_crash(sample_copy, make_app) -> 
         await wait_ready(app, pilot)
         assert isinstance(app.screen, CaseScreen)
         for _ in range(5):
-            for key in ("m", "right_square_bracket", "tab", "m", "left_square_bracket"):
+            keys = ("m", "right_square_bracket", "tab", "m", "left_square_bracket")
+            for key in (*keys, "right_square_bracket", "left_square_bracket"):
                 app._driver.send_message(events.Key(key, None))
             await wait_ready(app, pilot)
         assert isinstance(app.screen, CaseScreen) and app.screen.data is not None

@@ -288,6 +288,8 @@ class CaseScreen(Screen[None]):
         )
         self._show_answers()
         await self._show_evidence()
+        if self.data is None:  # another case began loading while the evidence was drawn
+            return
         self._show_scores()
         self._show_diagnosis()
         self._refresh_title()
@@ -300,8 +302,12 @@ class CaseScreen(Screen[None]):
         if not self.case_ids or message.case_id != self.case_id:
             return
         self.diagnosis, self.classes_of_case = message.diagnosis, message.classes
+        if self.data is None:  # an earlier worker's diagnosis of this case, before its Loaded
+            return  # (`]` then `[`): _loaded draws it with the case
         self._show_answers()
         await self._show_evidence()
+        if self.data is None:  # as in _loaded
+            return
         self._show_scores()
         self._show_diagnosis()
 
