@@ -16,8 +16,8 @@ GLOSSARY: dict[str, str] = {
     "of A's reruns when it has several)",
     "B": "the candidate's mean over the same cases, in points (per case the mean of B's "
     "reruns when it has several)",
-    "err A/B": "scores that failed in A / in B (judge errors plus parse failures): counted, "
-    "never averaged as 0",
+    "err A/B": "grades that failed in A / in B (judge errors and parse failures, each counted "
+    "once): counted, never averaged as 0",
     "Δ pts": "B minus A: the mean of the per-case differences, in points (0.05 = 5 points)",
     "95% CI": "95% confidence interval of Δ: the changes these cases are compatible with; a "
     "CI that excludes 0 is a change",
@@ -94,7 +94,7 @@ GLOSSARY.update(
         "AC1": "Gwet's AC1: agreement beyond chance that stays meaningful when one label dominates (where κ collapses)",
         "no data": "no case was scored in both runs",
         "not comparable": "A and B scored the metric on different scales: declare one scale for both",
-        "parse failures": "judge replies with no recognisable grade: scored 0 by the rule of the metric and counted, shown beside the mean",
+        "parse failures": "judge replies with no recognisable grade: a label metric scores them 0 (as the tools do), other metrics record an error; counted once either way and shown beside the mean",
         "errors": "grades that failed (judge down, bad reply): kept out of the mean and counted",
         "summary-only run": "the tool saved aggregates but no cases: listed and shown in Trends with its stated means; compare refuses it",
         "in progress": "a batch is still writing this run's file: its figures grow until it ends",
