@@ -80,9 +80,9 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except RagtuiError as err:
-            from ragtui.format import one_line
+            from ragtui.format import error_text
 
-            click.echo(f"Error: {one_line(err)}", err=True)
+            click.echo(f"Error: {error_text(err)}", err=True)
             ctx.exit(2)
 
 

@@ -13,7 +13,7 @@ import click
 from ragtui import config as config_module
 from ragtui.core.errors import RagtuiError, UnknownMetricError
 from ragtui.core.stats import DEFAULT_SEED
-from ragtui.format import json_text, one_line
+from ragtui.format import error_text, json_text, one_line
 from ragtui.services.workspace import Workspace, open_workspace, resolve_folder, writable_folder
 
 __all__ = [
@@ -163,8 +163,8 @@ def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return func(*args, **kwargs)
         except UnknownMetricError as err:
-            raise _UsageError(one_line(err)) from None
+            raise _UsageError(error_text(err)) from None
         except RagtuiError as err:
-            raise click.ClickException(one_line(err)) from None
+            raise click.ClickException(error_text(err)) from None
 
     return wrapper

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from ragtui.core.errors import RagtuiError
-from ragtui.format import one_line
+from ragtui.format import error_text, one_line
 from ragtui.importers import REGISTRY, ImportOptions
 from ragtui.importers.folder import foreign_files
 from ragtui.importers.generic import FIELDS
@@ -163,7 +163,7 @@ def import_command(
     try:
         store = open_into(into)
     except RagtuiError as err:
-        raise click.ClickException(one_line(err)) from None
+        raise click.ClickException(error_text(err)) from None
     declared, config_notices = declared_scales(into)
     failed = 0
     with store:
@@ -175,7 +175,7 @@ def import_command(
                 lines, notices = import_file(store, into, path, fmt, options, declared)
             except RagtuiError as err:
                 failed += 1
-                click.echo(f"error: {one_line(err)}", err=True)
+                click.echo(f"error: {error_text(err)}", err=True)
                 continue
             for line in notices:
                 click.echo(f"notice: {one_line(line)}", err=True)

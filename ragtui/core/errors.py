@@ -19,6 +19,10 @@ def _safe(text: str) -> str:
 class RagtuiError(Exception):
     """A problem the user can fix; its message is shown as-is, without a traceback."""
 
+    # a message of several lines whose data parts were neutralised line by line when it was
+    # made (`format.one_line`), so its own line breaks can be printed as line breaks
+    multiline = False
+
 
 class RunFileError(RagtuiError):
     """A run file that does not follow the expected format.

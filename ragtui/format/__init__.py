@@ -51,6 +51,7 @@ from ragtui.format.numbers import (
 )
 from ragtui.format.text import (
     UNSAFE_RE2,
+    error_text,
     json_text,
     md_inline,
     md_table,
@@ -102,6 +103,7 @@ __all__ = [
     "cost_figure",
     "cost_line",
     "diagnosis_summary_lines",
+    "error_text",
     "errors_pair",
     "gate_check_text",
     "gate_metric_line",

@@ -97,6 +97,12 @@ def one_line(text: object) -> str:
     return printable(text, multiline=False)
 
 
+def error_text(err: BaseException) -> str:
+    """An error for the terminal: one line, unless the error says its message is lines that
+    were neutralised one by one when it was made (`RagtuiError.multiline`)."""
+    return printable(err) if getattr(err, "multiline", False) else one_line(err)
+
+
 def _json_escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     if code < 0x10000:

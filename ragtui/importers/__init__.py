@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragtui.core.model import RunFile
+from ragtui.format import one_line
 from ragtui.importers import (  # noqa: F401  (they register)
     deepeval,
     generic,
@@ -60,9 +61,9 @@ def detect(path: Path) -> Importer:
         answer = importer.sniff(path, head)
         if answer.matches:
             return importer
-        reasons.append(f"  {importer.name}: {answer.reason}")
+        reasons.append(f"  {importer.name}: {one_line(answer.reason)}")
     _check_json(path, head)  # a JSON file that does not parse says so first, not "unknown format"
-    raise UnknownFormatError(f"{path}: unknown format; tried:\n" + "\n".join(reasons))
+    raise UnknownFormatError(f"{one_line(path)}: unknown format; tried:\n" + "\n".join(reasons))
 
 
 def _check_json(path: Path, head: bytes) -> None:

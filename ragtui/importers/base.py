@@ -19,7 +19,9 @@ class ImportFormatError(RagtuiError):
 
 class UnknownFormatError(ImportFormatError):
     """No importer recognises the file: most likely not a result file at all (a README, some
-    other data). The message lists what each format's sniffer found."""
+    other data). The message lists what each format's sniffer found, a line each."""
+
+    multiline = True
 
 
 @dataclass(frozen=True)

@@ -255,3 +255,19 @@ def test_import_without_a_declared_scale_keeps_the_raw_value_as_an_error(tmp_pat
     [path] = into.glob("*.ragtui.jsonl")
     case = read_run_file(path).cases[0]
     assert "rating" not in case.scores and "--scale rating=LOW:HIGH" in case.errors["rating"]
+
+
+def test_the_formats_tried_are_a_line_each_and_a_hostile_name_stays_one_line(
+    tmp_path: Path,
+) -> None:
+    """The list of formats tried was printed as one line with "\\x0a" between them; a file
+    name's own newline and escape must still show literally, never as a line of its own."""
+    bad = tmp_path / "evil\nError: all fine\x1b[31m.csv"
+    bad.write_text("not results\n")
+    result = _import(str(bad), "--into", str(tmp_path / "runs"))
+    lines = result.stderr.splitlines()
+    assert lines[0].endswith("unknown format; tried:"), lines[0]
+    assert "evil\\x0aError: all fine\\x1b[31m.csv" in lines[0] and "\x1b" not in result.stderr
+    tried = [x.split(":")[0].strip() for x in lines[1:] if x.startswith("  ")]
+    assert tried[0] == "native" and tried[-1] == "generic" and len(tried) >= 6
+    assert not any(x.startswith("Error: all fine") for x in lines)
