@@ -21,6 +21,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from ragtui.core.errors import RagtuiError
+from ragtui.core.runwrite import ordinary_mode
 
 FORMATS = ("csv", "json", "parquet")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -69,6 +70,7 @@ def write_table(table: pa.Table, path: str | Path, fmt: str, *, overwrite: bool 
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     os.close(fd)
     try:
+        os.chmod(tmp, ordinary_mode())  # mkstemp makes 0600: an export is an ordinary file
         if fmt == "csv":
             pacsv.write_csv(_defused(table), tmp)
         elif fmt == "json":

@@ -175,14 +175,25 @@ def _fsync_folder(folder: Path) -> None:
 def _temp(path: Path) -> tuple[int, str]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX + ".part", dir=path.parent)
-    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a run file is an ordinary file
+    os.chmod(tmp, ordinary_mode())  # mkstemp makes 0600; a run file is an ordinary file
     return fd, tmp
 
 
-def _umask() -> int:
-    mask = os.umask(0)
+def ordinary_mode() -> int:
+    """The mode an ordinary new file gets here (0o666 less the umask), for files made with
+    mkstemp (0600) and renamed into place. The umask is read from /proc where it can be:
+    setting it to read it back would, for a moment, give files that other threads create
+    (the TUI writes from workers) no umask at all."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o077)  # elsewhere: the strictest mask for the moment it takes
     os.umask(mask)
-    return mask
+    return 0o666 & ~mask
 
 
 def write_run_file(path: str | Path, run: Run, cases: Iterable[Case]) -> Path:
