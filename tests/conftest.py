@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import gc
-import os
 from pathlib import Path
 
 import pytest
 import textual._wait
+
+from ragtui.core.workers import cores
 
 # Textual's Pilot waits after every key press and pause until the process has used under 5%
 # of a CPU over one window (20 ms, twice per key). The same rule over 5 ms windows waits a
@@ -77,4 +78,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one worker more than the cores. A TUI test spends much of its time waiting
     for the app to go idle; the extra worker uses those waits."""
-    return (os.cpu_count() or 1) + 1
+    return cores() + 1  # the cores this process may use (os.cpu_count counts the host's)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
-from ragtui.format.numbers import pts, short_pts, signed_pts
+from ragtui.format.numbers import pts, short_pts, signed_pts, significant
 from ragtui.format.text import printable
 
 # ---------------------------------------------------------------- diagnosis
@@ -125,16 +124,6 @@ def cost_figure(field: str, value: float | None) -> str:
     if field.endswith("tokens"):
         return f"{value:,.1f}"
     return significant(value, 4)
-
-
-def significant(value: float, digits: int) -> str:
-    """At most `digits` significant digits, written out (0.0000356, not 3.56e-05: a price
-    reads better without an exponent), with thousands separators; at most 12 decimals."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:g}"
-    decimals = digits - 1 - math.floor(math.log10(abs(value)))
-    text = f"{value:,.{min(max(decimals, 0), 12)}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def cost_line(field: str, mean_a: float | None, mean_b: float | None, ratio: float | None) -> str:

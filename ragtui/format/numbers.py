@@ -3,6 +3,7 @@ abbreviations unique within a table."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 
@@ -13,6 +14,16 @@ def fixed(x: float, digits: int) -> str:
     """`x` with `digits` decimals, never "-0.00": a value that rounds to zero has no sign."""
     text = f"{x:.{digits}f}"
     return text.removeprefix("-") if text.startswith("-") and float(text) == 0 else text
+
+
+def significant(value: float, digits: int) -> str:
+    """At most `digits` significant digits, written out (0.0000356, not 3.56e-05: a price
+    reads better without an exponent), with thousands separators; at most 12 decimals."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    decimals = digits - 1 - math.floor(math.log10(abs(value)))
+    text = f"{value:,.{min(max(decimals, 0), 12)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def pts(value: float | None) -> str:
