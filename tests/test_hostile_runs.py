@@ -203,6 +203,8 @@ def _invoke(*args: str) -> Any:
 )
 # found by this test: the case line's "scores" key renamed, the run left with clusters and
 # no scored case (compare indexed an empty grid)
+# the run's own id replaced by a path-like value: it is listed under that id, literally
+@example(line=1, seed=316, value="../../etc/passwd", as_key=False)
 @example(line=2, seed=166, value=-9_223_372_036_854_775_808, as_key=True)
 def test_a_hostile_value_anywhere_is_one_clear_line(
     tmp_path: Path, line: int, seed: int, value: Any, as_key: bool
@@ -220,20 +222,24 @@ def test_a_hostile_value_anywhere_is_one_clear_line(
     assert {"base-1", "good-1"} <= set(ids)
     table = _invoke("runs", str(folder))  # the table form reports bad files on stderr
     assert table.exit_code == 0 and "good-1" in table.stdout
-    about = [x for x in table.stderr.splitlines() if "hostile-1" in x]
-    if "hostile-1" in ids:
+    about = [x for x in table.stderr.splitlines() if "hostile-1" in x]  # in the file's name
+    # the hostile run, under whatever id its file gives it (the value may have replaced it)
+    (hostile, *more) = [*(set(ids) - {"base-1", "good-1"}), None]
+    assert more in ([], [None]), ids
+    if hostile is not None:
         assert about == []
-        shown = _invoke("show", "hostile-1", "--path", str(folder))
+        # `--` before the id: a hostile id may begin with "-"
+        shown = _invoke("show", "--path", str(folder), "--", hostile)
         assert shown.exit_code == 0, shown.output
         case_ids = re.findall(r"^  (\S+)", shown.stdout, flags=re.M)
         if case_ids:
-            one = _invoke("show", "hostile-1", "case-000", "--path", str(folder), "--json")
+            one = _invoke("show", "--path", str(folder), "--json", "--", hostile, "case-000")
             if one.exit_code == 0:
                 assert _strict(one.stdout)["case_id"] == "case-000"
             else:  # the case id itself was changed: one line naming it
                 assert one.exit_code == 2 and "has no case 'case-000'" in one.stderr, one.output
         # the hostile run in a comparison: a verdict, or one line saying why there is none
-        against = _invoke("compare", "base-1", "hostile-1", "-p", str(folder), "--json")
+        against = _invoke("compare", "-p", str(folder), "--json", "--", "base-1", hostile)
         if against.exit_code == 0:
             assert isinstance(_strict(against.stdout)["metrics"], list)
         else:
