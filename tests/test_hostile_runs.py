@@ -201,9 +201,9 @@ def _invoke(*args: str) -> Any:
     value=st.sampled_from(HOSTILE),
     as_key=st.booleans(),
 )
-# found by this test: the case line's "scores" key renamed, the run left with clusters and
-# no scored case (compare indexed an empty grid)
-# the run's own id replaced by a path-like value: it is listed under that id, literally
+# found by this test: the run's own id replaced by a path-like value (listed under that id,
+# literally); the case line's "scores" key renamed, the run left with clusters and no scored
+# case (compare indexed an empty grid)
 @example(line=1, seed=316, value="../../etc/passwd", as_key=False)
 @example(line=2, seed=166, value=-9_223_372_036_854_775_808, as_key=True)
 def test_a_hostile_value_anywhere_is_one_clear_line(
