@@ -287,8 +287,7 @@ class CaseScreen(Screen[None]):
             join(("Reference  ", "bold"), (ref, "") if ref else Text("(none)", style="dim"))
         )
         self._show_answers()
-        await self._show_evidence()
-        if self.data is None:  # another case began loading while the evidence was drawn
+        if not await self._show_evidence():
             return
         self._show_scores()
         self._show_diagnosis()
@@ -305,8 +304,7 @@ class CaseScreen(Screen[None]):
         if self.data is None:  # an earlier worker's diagnosis of this case, before its Loaded
             return  # (`]` then `[`): _loaded draws it with the case
         self._show_answers()
-        await self._show_evidence()
-        if self.data is None:  # as in _loaded
+        if not await self._show_evidence():
             return
         self._show_scores()
         self._show_diagnosis()
@@ -372,10 +370,13 @@ class CaseScreen(Screen[None]):
             return d.other_run, d.other
         return d.run, d.case
 
-    async def _show_evidence(self) -> None:
+    async def _show_evidence(self) -> bool:
+        """The claims and chunks of the shown side. False when another case began loading
+        while the chunks were mounted (`]` typed meanwhile): the caller stops drawing, the
+        next case's Loaded draws it all."""
         d = self.data
         if d is None:
-            return
+            return False
         run, case = self._side_case()
         side = f" of {self.side}" if self.side else ""
         claims = [] if case is None else [c for c in case.claims if c.metric == self.metric]
@@ -399,6 +400,7 @@ class CaseScreen(Screen[None]):
             box.border_subtitle = None
             await chunks.show(() if case is None else case.contexts)
         view.show(claims)
+        return self.data is d
 
     def _show_scores(self) -> None:
         d = self.data
@@ -427,19 +429,13 @@ class CaseScreen(Screen[None]):
         self.query_one(ChunksView).highlight(event.chunks, follow=event.follow)
 
     async def watch_side(self) -> None:
-        if self.data is None:
-            return
-        await self._show_evidence()
-        if self.data is None:  # `]`/`[` went to another case meanwhile: its Loaded draws it
+        if not await self._show_evidence():
             return
         self._show_judge()
         self._refresh_title()
 
     async def watch_metric(self) -> None:
-        if self.data is None:
-            return
-        await self._show_evidence()
-        if self.data is None:  # as in watch_side: `m` then `]` typed at once
+        if not await self._show_evidence():
             return
         self._show_scores()
         self._show_diagnosis()
