@@ -9,8 +9,9 @@ from pathlib import Path
 from ragtui.core.model import Run
 from ragtui.core.runfile import SUFFIX
 from ragtui.tui.screens.runs import RunsScreen
+from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.run_table import RunTable
-from tests.tui.conftest import JUDGE, METRICS, history_cases, wait_ready
+from tests.tui.conftest import JUDGE, METRICS, history_cases, wait_ready, widget_text
 
 
 def file_means(folder: Path) -> dict[str, dict[str, float]]:
@@ -368,14 +369,14 @@ async def test_breakpoints_fold_the_footer_and_the_detail_panel(history, make_ap
         screen = app.screen
         assert screen.has_class("-narrow") and screen.has_class("-short")
         assert not screen.query_one("#run-detail").display
-        key = screen.query_one("FooterKey")
-        assert key.get_component_styles("footer-key--key").padding.left == 0  # compact
+        keys = widget_text(screen.query_one(KeyBar))
+        assert keys.startswith("⏎cases  amark A  bmark B")  # compact: 80 columns hold more keys
         await pilot.resize_terminal(160, 40)
         await wait_ready(app, pilot)
         assert screen.has_class("-wide") and screen.has_class("-tall")
         assert screen.query_one("#run-detail").display
-        key = screen.query_one("FooterKey")
-        assert key.get_component_styles("footer-key--key").padding.left == 1  # roomy again
+        keys = widget_text(screen.query_one(KeyBar))
+        assert keys.startswith(" ⏎ cases  a mark A  b mark B ")  # roomy again
         assert screen.layout_name == "wide"
 
 

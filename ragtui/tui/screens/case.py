@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ragtui.core.case_history import CaseClass, case_classes
 from ragtui.core.compare import Comparison
@@ -51,6 +51,7 @@ from ragtui.tui.widgets.case_panels import (
 )
 from ragtui.tui.widgets.chunks_view import ChunksView
 from ragtui.tui.widgets.claims_view import ClaimsView
+from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.literal import join, lit
 from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine, changed_sides
 
@@ -171,7 +172,7 @@ class CaseScreen(Screen[None]):
             yield Static(id="case-diagnosis", markup=False)
             yield Static(id="case-judge", markup=False)
             yield Static(id="case-history", markup=False)
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one(StaleLine).display = False

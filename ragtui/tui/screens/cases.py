@@ -20,7 +20,7 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, LoadingIndicator, Static
+from textual.widgets import Input, LoadingIndicator, Static
 from textual_fastdatatable import ArrowBackend
 
 from ragtui.core.store import Store
@@ -37,6 +37,7 @@ from ragtui.tui.widgets.case_grid import (
 )
 from ragtui.tui.widgets.column_focus import ColumnFocused
 from ragtui.tui.widgets.exporting import export_and_tell
+from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ class CaseListScreen(Screen[None]):
         yield LoadingIndicator(id="loading")
         yield Vertical(id="table-box")
         yield Static(id="status")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#filter").display = False

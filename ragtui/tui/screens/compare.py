@@ -21,7 +21,7 @@ from textual.events import DescendantBlur, DescendantFocus
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual_fastdatatable import DataTable as FastTable
 
 from ragtui import format as fmt
@@ -44,6 +44,7 @@ from ragtui.tui.widgets.case_table import (
     with_classes,
 )
 from ragtui.tui.widgets.delta_histogram import DeltaHistogram
+from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.literal import join, lit
 from ragtui.tui.widgets.metric_table import MetricTable, diagnosis_lines, metrics_table, notes
 from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine, changed_sides
@@ -170,7 +171,7 @@ class CompareScreen(Screen[None]):
             with Horizontal(id="compare-lower"):
                 yield DeltaHistogram(id="delta-hist")
                 yield CaseList(id="case-pane")
-        yield Footer()
+        yield KeyBar()
 
     def _title(self, c: Comparison | None = None) -> Text:
         a_name = self.a_run_id if c is None else c.run_a.name

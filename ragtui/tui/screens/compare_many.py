@@ -18,7 +18,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from ragtui.core.multi_compare import Cell, MultiComparison
 from ragtui.core.verdict import Verdict
@@ -26,6 +26,7 @@ from ragtui.format import GLOSSARY, interval, p_value, printable, pts, signed_pt
 from ragtui.services import comparing
 from ragtui.tui.messages import RunsChanged
 from ragtui.tui.sharing import copy_markdown, export
+from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.literal import join, lit
 from ragtui.tui.widgets.metric_table import STYLES
 from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine, changed_sides
@@ -165,7 +166,7 @@ class CompareManyScreen(Screen[None]):
             yield Static(id="many-caption", markup=False)
             yield DataTable(id="many-table", cursor_type="row", zebra_stripes=True)
             yield Static(id="many-notes", markup=False)
-        yield Footer()
+        yield KeyBar()
 
     def _title(self, m: MultiComparison | None = None) -> Text:
         base = self.base if m is None else m.base_name

@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, ProgressBar, Static
+from textual.widgets import ProgressBar, Static
 
 from ragtui.core.compare import Comparison
 from ragtui.core.errors import RagtuiError
@@ -28,6 +28,7 @@ from ragtui.judge.runner import Progress
 from ragtui.services.judging import NoiseCheck, noise_check, plan_batch
 from ragtui.tui.widgets.batch import BatchConfirm, JudgeBatch, counts, plan_text
 from ragtui.tui.widgets.judge_form import JudgeChoice, JudgeForm
+from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.literal import join, lit
 from ragtui.tui.widgets.metric_table import MetricTable, notes, verdict_text
 
@@ -78,7 +79,7 @@ class NoiseScreen(JudgeBatch, Screen[None]):
                 yield Static(id="noise-lines")
                 yield MetricTable(id="noise-table")
                 yield Static(id="noise-notes")
-        yield Footer()
+        yield KeyBar()
 
     def _title(self, name: str) -> Text:
         out = join(("ragtui · Noise  ", "bold"), (name, "bold"))

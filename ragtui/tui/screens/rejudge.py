@@ -18,7 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import var
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, ProgressBar, Static
+from textual.widgets import ProgressBar, Static
 
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Case, Run
@@ -28,6 +28,7 @@ from ragtui.services.judging import plan_batch, rejudge
 from ragtui.tui.widgets.batch import BatchConfirm, JudgeBatch, counts, plan_text
 from ragtui.tui.widgets.claims_view import claim_text
 from ragtui.tui.widgets.judge_form import JudgeChoice, JudgeForm
+from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.literal import join, lit
 
 
@@ -188,7 +189,7 @@ class RejudgeRunScreen(JudgeBatch, Screen[None]):
             yield Static(id="batch-label")
             yield ProgressBar(id="batch-bar", show_eta=False)
             yield Static(id="batch-counts")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#batch-bar").display = False

@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from ragtui.core.costs import RunCosts, bounded_costs
 from ragtui.core.runfile import SUFFIX
@@ -29,6 +29,7 @@ from ragtui.format import printable
 from ragtui.tui.messages import RunsChanged
 from ragtui.tui.widgets.export_dialog import ExportRequest
 from ragtui.tui.widgets.exporting import export_and_tell
+from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.run_detail import line_detail, line_markdown
 from ragtui.tui.widgets.run_table import RunTable
 from ragtui.tui.widgets.runs_model import PAGE, RunsModel, load_model
@@ -140,7 +141,7 @@ class RunsScreen(Screen[None]):
         yield RunTable(id="runs").data_bind(RunsScreen.model, RunsScreen.needle, RunsScreen.marks)
         yield Static(id="run-detail")
         yield Static(id="status")
-        yield Footer()
+        yield KeyBar()
 
     @property
     def ragtui(self) -> RagtuiApp:

@@ -12,12 +12,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, LoadingIndicator
+from textual.widgets import DataTable, LoadingIndicator
 
 from ragtui.core.costs import RunCosts, bounded_costs
 from ragtui.core.store import Store
 from ragtui.core.trends import CostPoint, TrendSeries, metric_trends, quality_against_cost
 from ragtui.format import cost_figure, printable, pts
+from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.title_bar import TitleBar
 from ragtui.tui.widgets.trend_plot import COST_LABELS, CostPlot, TrendPlot, rich_color
 
@@ -79,7 +80,7 @@ class TrendsScreen(Screen[None]):
         yield TrendPlot(id="plot")
         yield CostPlot(id="cost-plot")
         yield DataTable(id="trend-table", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self._title()

@@ -1,0 +1,43 @@
+"""The keys line at the bottom of each screen (widgets/key_bar.py): it shows the screen's own
+keys, follows the screen and its focus, and a click on a key does what pressing it does."""
+
+from __future__ import annotations
+
+from ragtui.tui.screens.runs import RunsScreen
+from ragtui.tui.screens.trends import TrendsScreen
+from ragtui.tui.widgets.key_bar import KeyBar
+from tests.tui.conftest import wait_ready, widget_text
+
+
+async def test_a_click_on_a_key_presses_it_and_the_line_follows_the_screen(
+    history, make_app
+) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        bar = app.screen.query_one(KeyBar)
+        text = widget_text(bar)
+        assert text.startswith(" ⏎ cases  a mark A  b mark B  c compare  t trends ")
+        assert text.rstrip().endswith("▏ ^p palette")  # the palette key keeps the right edge
+        assert len(text) == 120  # one line, the screen's width, nothing wrapped
+        await pilot.click(bar, offset=(text.index("t trends") + 3, 0))
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, TrendsScreen)
+        text = widget_text(app.screen.query_one(KeyBar))
+        assert "m next metric" in text and "mark A" not in text
+        await pilot.click(app.screen.query_one(KeyBar), offset=(text.index("esc back") + 1, 0))
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_keys_that_do_not_fit_are_left_out_whole_before_the_palette_key(
+    history, make_app
+) -> None:
+    app = make_app(history)
+    async with app.run_test(size=(60, 24)) as pilot:
+        await wait_ready(app, pilot)
+        text = widget_text(app.screen.query_one(KeyBar))
+        assert len(text) == 60
+        shown = text.removesuffix("▏^ppalette").rstrip()
+        assert shown == "⏎cases  amark A  bmark B  ccompare  ttrends"  # compact, whole keys only
+        assert text.endswith("▏^ppalette")
