@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 RHO_FLAG = 0.7
 KAPPA_FLAG = 0.6
@@ -96,12 +95,19 @@ def gwet_ac1(a: Sequence[object], b: Sequence[object]) -> float | None:
     return float((p_o - p_e) / (1 - p_e))
 
 
+def _mid_ranks(x: np.ndarray) -> np.ndarray:
+    """1-based ranks, ties sharing the mean of the ranks they span (scipy's rankdata)."""
+    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    return ((ends - counts + 1 + ends) / 2.0)[inverse]
+
+
 def spearman(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float | None:
     """Spearman ρ: Pearson correlation of mid-ranks. None when either side is constant."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.size < 2 or a.size != b.size:
         return None
-    ra, rb = sps.rankdata(a), sps.rankdata(b)
+    ra, rb = _mid_ranks(a), _mid_ranks(b)
     if np.ptp(ra) == 0 or np.ptp(rb) == 0:
         return None
     return float(np.corrcoef(ra, rb)[0, 1])

@@ -22,8 +22,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
+from ragtui.core.distributions import normal_cdf, normal_quantile, t_quantile, t_two_sided_p
 from ragtui.core.verdict import Method
 
 ALPHA = 0.05
@@ -94,7 +94,7 @@ def t_interval(d: np.ndarray, level: float = 0.95) -> Pair | None:
     if d.size < 2:
         return None
     mean, se = float(d.mean()), float(d.std(ddof=1)) / math.sqrt(d.size)
-    half = float(sps.t.ppf(0.5 + level / 2, d.size - 1)) * se
+    half = t_quantile(0.5 + level / 2, d.size - 1) * se
     return mean - half, mean + half
 
 
@@ -118,7 +118,7 @@ def t_estimate(d: np.ndarray) -> Estimate:
         df=n - 1,
         ci95=t_interval(d, 0.95),
         ci90=t_interval(d, 0.90),
-        p=float(2 * sps.t.sf(abs(t), n - 1)),
+        p=t_two_sided_p(t, n - 1),
         spread=True,
         can_detect=True,
         tightest=0.0,
@@ -157,7 +157,7 @@ def _root(f, lo: float, hi: float, iterations: int = 56) -> float:
 
 
 def tango_interval(fixed: int, broke: int, n: int, level: float = 0.95) -> Pair:
-    crit = float(sps.norm.ppf(0.5 + level / 2))
+    crit = normal_quantile(0.5 + level / 2)
     est = (fixed - broke) / n
     edge = 1.0 - 1e-12
     low = _root(lambda d: tango_z(fixed, broke, n, d) <= crit, est, -edge)
@@ -170,7 +170,7 @@ def mcnemar_p(fixed: int, broke: int) -> float:
     if fixed + broke == 0:
         return 1.0
     z = (fixed - broke) / math.sqrt(fixed + broke)
-    return float(2 * sps.norm.sf(abs(z)))
+    return float(2 * normal_cdf(-abs(z)))
 
 
 def score_estimate(a: np.ndarray, b: np.ndarray) -> Estimate:
@@ -183,7 +183,7 @@ def score_estimate(a: np.ndarray, b: np.ndarray) -> Estimate:
         return _none(Method.SCORE, 0, 0, None, False)
     delta = (fixed - broke) / n
     se = math.sqrt(max(fixed + broke - n * delta * delta, 0.0)) / n if n else None
-    z90 = float(sps.norm.ppf(0.95))
+    z90 = normal_quantile(0.95)
     return Estimate(
         method=Method.SCORE,
         n=n,
@@ -197,7 +197,7 @@ def score_estimate(a: np.ndarray, b: np.ndarray) -> Estimate:
         spread=spread,
         # all n cases flipped one way gives z = sqrt(n); no flip at all bounds the 90% CI by
         # z²/(n + z²), which must fall below any sensible margin
-        can_detect=math.sqrt(n) > float(sps.norm.ppf(1 - ALPHA / 2)),
+        can_detect=math.sqrt(n) > normal_quantile(1 - ALPHA / 2),
         tightest=z90**2 / (n + z90**2),
     )
 
@@ -285,7 +285,7 @@ def cluster_estimate(d: np.ndarray, clusters: np.ndarray, rng: np.random.Generat
     resid = totals - sizes * delta
     se = math.sqrt(g / (g - 1) * float((resid**2).sum())) / n
     if method is Method.CLUSTER_T:
-        half = {lv: float(sps.t.ppf(0.5 + lv / 2, g - 1)) * se for lv in (0.95, 0.90)}
+        half = {lv: t_quantile(0.5 + lv / 2, g - 1) * se for lv in (0.95, 0.90)}
         return Estimate(
             method=method,
             n=n,
@@ -295,7 +295,7 @@ def cluster_estimate(d: np.ndarray, clusters: np.ndarray, rng: np.random.Generat
             df=g - 1,
             ci95=(delta - half[0.95], delta + half[0.95]),
             ci90=(delta - half[0.90], delta + half[0.90]),
-            p=float(2 * sps.t.sf(abs(delta / se), g - 1)) if se > 0 else 0.0,
+            p=t_two_sided_p(delta / se, g - 1) if se > 0 else 0.0,
             spread=True,
             can_detect=True,
             tightest=0.0,
@@ -390,7 +390,7 @@ def wilson_interval(successes: float, n: int, level: float = 0.95) -> Pair | Non
     """Wilson's score interval for a proportion: inside [0, 1], never zero-width."""
     if n <= 0:
         return None
-    z = float(sps.norm.ppf(0.5 + level / 2))
+    z = normal_quantile(0.5 + level / 2)
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))

@@ -16,7 +16,14 @@ from functools import lru_cache
 
 import numpy as np
 from scipy import special
-from scipy import stats as sps
+
+from ragtui.core.distributions import (
+    noncentral_t_cdf,
+    normal_cdf,
+    normal_pdf,
+    normal_quantile,
+    t_quantile,
+)
 
 ALPHA = 0.05
 POWER = 0.80
@@ -28,7 +35,7 @@ def mde(
 ) -> float | None:
     if se is None or df is None or df < 1:
         return None
-    return (float(sps.t.ppf(1 - alpha / 2, df)) + float(sps.t.ppf(power, df))) * se
+    return (t_quantile(1 - alpha / 2, df) + t_quantile(power, df)) * se
 
 
 def power_t(effect: float, se: float | None, df: int | None, alpha: float = ALPHA) -> float | None:
@@ -37,9 +44,9 @@ def power_t(effect: float, se: float | None, df: int | None, alpha: float = ALPH
         return None
     if se == 0.0:
         return 1.0
-    crit = float(sps.t.ppf(1 - alpha / 2, df))
+    crit = t_quantile(1 - alpha / 2, df)
     nc = effect / se
-    return float(sps.nct.sf(crit, df, nc) + sps.nct.cdf(-crit, df, nc))
+    return 1.0 - noncentral_t_cdf(crit, df, nc) + noncentral_t_cdf(-crit, df, nc)
 
 
 def power_normal(effect: float, se: float | None, alpha: float = ALPHA) -> float | None:
@@ -47,9 +54,9 @@ def power_normal(effect: float, se: float | None, alpha: float = ALPHA) -> float
         return None
     if se == 0.0:
         return 1.0
-    z = float(sps.norm.ppf(1 - alpha / 2))
+    z = normal_quantile(1 - alpha / 2)
     r = effect / se
-    return float(sps.norm.cdf(r - z) + sps.norm.cdf(-r - z))
+    return float(normal_cdf(r - z) + normal_cdf(-r - z))
 
 
 EXACT_MCNEMAR_MAX_N = 3000
@@ -71,7 +78,7 @@ def power_mcnemar(effect: float, n: int, discordance: float, alpha: float = ALPH
         if spread <= 0:
             return 1.0
         return float(
-            sps.norm.cdf((abs(effect) * math.sqrt(n) - z * math.sqrt(psi)) / math.sqrt(spread))
+            normal_cdf((abs(effect) * math.sqrt(n) - z * math.sqrt(psi)) / math.sqrt(spread))
         )
     # the flips m ~ Bin(n, ψ): only m within 9 SD of n·ψ carry any probability
     sd = math.sqrt(n * psi * (1 - psi))
@@ -174,10 +181,10 @@ def _range_quantile(k: int, level: float) -> float:
     # P(range <= w) = k ∫ φ(x) [Φ(x + w) - Φ(x)]^(k-1) dx, solved for w on a fixed grid
     x = np.linspace(-8, 8, 4001)
     dx = x[1] - x[0]
-    phi, cdf = sps.norm.pdf(x), sps.norm.cdf(x)
+    phi, cdf = normal_pdf(x), normal_cdf(x)
 
     def prob(w: float) -> float:
-        return float(k * np.sum(phi * (sps.norm.cdf(x + w) - cdf) ** (k - 1)) * dx)
+        return float(k * np.sum(phi * (normal_cdf(x + w) - cdf) ** (k - 1)) * dx)
 
     lo, hi = 0.0, 12.0
     for _ in range(60):

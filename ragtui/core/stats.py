@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
+from ragtui.core.distributions import t_two_sided_p
 from ragtui.core.power import rerun_range_quantile
 
 DEFAULT_SEED = 20261201
@@ -110,7 +110,7 @@ def drift_p(a: Array, a2: Array) -> float | None:
     if sd == 0.0:
         return 1.0 if float(e.mean()) == 0.0 else 0.0
     t = float(e.mean()) / (sd / math.sqrt(e.size))
-    return float(2 * sps.t.sf(abs(t), e.size - 1))
+    return t_two_sided_p(t, e.size - 1)
 
 
 def rule_holds(rerun_delta: float, margin: float) -> bool:
