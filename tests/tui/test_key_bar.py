@@ -3,6 +3,11 @@ keys, follows the screen and its focus, and a click on a key does what pressing 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+
 from ragtui.tui.screens.runs import RunsScreen
 from ragtui.tui.screens.trends import TrendsScreen
 from ragtui.tui.widgets.key_bar import KeyBar
@@ -41,3 +46,37 @@ async def test_keys_that_do_not_fit_are_left_out_whole_before_the_palette_key(
         shown = text.removesuffix("▏^ppalette").rstrip()
         assert shown == "⏎cases  amark A  bmark B  ccompare  ttrends"  # compact, whole keys only
         assert text.endswith("▏^ppalette")
+
+
+class _KeysThatChange(App[None]):
+    """A bare app whose one extra key comes and goes (as `u update` does on Compare)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("x", "extra", "extra key"),
+        Binding("q", "quit", "quit"),
+    ]
+    offered = False
+
+    def compose(self) -> ComposeResult:
+        yield KeyBar()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.offered if action == "extra" else True
+
+    def action_extra(self) -> None:
+        self.exit("extra")
+
+
+async def test_the_line_follows_keys_that_come_and_go_without_anything_else_changing() -> None:
+    app = _KeysThatChange()
+    async with app.run_test(size=(60, 5)) as pilot:
+        bar = app.query_one(KeyBar)
+        assert "extra key" not in widget_text(bar) and " q quit " in widget_text(bar)
+        app.offered = True
+        app.refresh_bindings()
+        await pilot.pause()
+        text = widget_text(bar)
+        assert text.startswith(" x extra key  q quit ")
+        await pilot.click(bar, offset=(text.index("extra") + 1, 0))
+        await pilot.pause()
+    assert app.return_value == "extra"
