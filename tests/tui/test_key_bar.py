@@ -25,6 +25,10 @@ async def test_a_click_on_a_key_presses_it_and_the_line_follows_the_screen(
         assert text.startswith(" ⏎ cases  a mark A  b mark B  c compare  t trends ")
         assert text.rstrip().endswith("▏ ^p palette")  # the palette key keeps the right edge
         assert len(text) == 120  # one line, the screen's width, nothing wrapped
+        await pilot.hover(bar, offset=(text.index("t trends") + 4, 0))
+        assert bar.tooltip == "Per-metric means over time, by config"  # that key's own
+        await pilot.hover(bar, offset=(text.index("b mark B") + 1, 0))
+        assert "candidate" in str(bar.tooltip)
         await pilot.click(bar, offset=(text.index("t trends") + 3, 0))
         await wait_ready(app, pilot)
         assert isinstance(app.screen, TrendsScreen)

@@ -34,7 +34,8 @@ class KeyBar(Widget):
 
     def __init__(self) -> None:
         super().__init__()
-        self._places: list[tuple[int, int, str]] = []  # (first cell, end, key) as last drawn
+        # (first cell, end, binding) of each key as last drawn: what a click or hover is on
+        self._places: list[tuple[int, int, Binding]] = []
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -76,7 +77,7 @@ class KeyBar(Widget):
         bindings, palette = self._shown()
         width = self.size.width
         for roomy, gap in ((True, ""), (False, "  ")):
-            items = [(self._item(b, enabled, roomy), b.key, enabled) for b, enabled in bindings]
+            items = [(self._item(b, enabled, roomy), b, enabled) for b, enabled in bindings]
             tail = Text(no_wrap=True)
             if palette is not None:
                 tail.append(PALETTE_RULE, self.get_component_rich_style("key-bar--description"))
@@ -87,24 +88,31 @@ class KeyBar(Widget):
         room = max(0, width - tail.cell_len)
         line = Text(no_wrap=True, overflow="crop", end="")
         self._places = []
-        for item, key, enabled in items:  # whole keys only: a key cut in half reads as another
+        for item, binding, enabled in items:  # whole keys only: a key cut in half reads as another
             start = line.cell_len + (len(gap) if line else 0)
             if start + item.cell_len > room:
                 break
             line.append(gap if line else "")
             line.append_text(item)
             if enabled:
-                self._places.append((start, line.cell_len, key))
+                self._places.append((start, line.cell_len, binding))
         line.pad_right(room - line.cell_len)
         if palette is not None and palette[1]:
-            self._places.append((room + len(PALETTE_RULE), width, palette[0].key))
+            self._places.append((room + len(PALETTE_RULE), width, palette[0]))
         line.append_text(tail)
         return line
 
+    def _at(self, x: int) -> Binding | None:
+        return next((b for start, end, b in self._places if start <= x < end), None)
+
     def on_click(self, event: events.Click) -> None:
         """A click on a key (or its description) presses that key."""
-        for start, end, key in self._places:
-            if start <= event.x < end:
-                event.stop()
-                self.app.simulate_key(key)
-                return
+        binding = self._at(event.x)
+        if binding is not None:
+            event.stop()
+            self.app.simulate_key(binding.key)
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        """The key under the pointer explains itself (its tooltip, else its description)."""
+        binding = self._at(event.x)
+        self.tooltip = None if binding is None else binding.tooltip or binding.description
