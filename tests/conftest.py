@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import textual._wait
-import textual.screen
 
 from ragtui.core.workers import cores
 
@@ -19,11 +18,6 @@ from ragtui.core.workers import cores
 # quarter as long: the TUI tests spend most of their time in these waits, not in work.
 textual._wait.SLEEP_GRANULARITY = 0.005
 textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20
-
-# A screen repaints at most 10 times a second here (TEXTUAL_FPS=10 would say the same, were
-# Textual not imported before this file): frames nobody sees are composited less often. What
-# a test reads stays up to date: every Pilot pause ends by laying out and painting the screen.
-textual.screen.UPDATE_PERIOD = 1 / 10
 
 # PYTHONDONTWRITEBYTECODE=1 (set on this machine) makes every test worker, and every `ragtui`
 # a test starts, compile ragtui and rewrite the tests' asserts again: 3.5 s of CPU a worker.

@@ -187,6 +187,17 @@ async def wait_ready(app: RagtuiApp, pilot, timeout: float = 60.0) -> None:  # t
     else:
         raise TimeoutError("the app did not finish loading")
     await pilot.pause()
+    # a table measures its columns when it goes idle after new rows: on a loaded machine that
+    # can come after the pause above, and a picture taken then shows the columns too narrow
+    while time.monotonic() < deadline and any(_measuring(t) for t in app.screen.query("DataTable")):
+        await pilot.pause(0.01)
+    await pilot.pause()
+
+
+def _measuring(table) -> bool:  # type: ignore[no-untyped-def]
+    """A table on screen with rows whose widths it has not measured yet (Textual's own flag,
+    in both the stock DataTable and textual-fastdatatable)."""
+    return bool(table.size.area) and getattr(table, "_require_update_dimensions", False)
 
 
 def widget_text(widget) -> str:  # type: ignore[no-untyped-def]

@@ -29,9 +29,6 @@ def ready(*keys: str):  # type: ignore[no-untyped-def]
         for key in keys:
             await pilot.press(key)
             await wait_ready(pilot.app, pilot)
-        # tables recompute column widths on idle: let that happen before the picture
-        await pilot.pause(0.1)
-        await pilot.pause()
 
     return run_before
 
