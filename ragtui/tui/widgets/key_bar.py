@@ -19,12 +19,13 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 PALETTE_RULE = "▏"
+PINNED_ACTIONS = frozenset({"help"})  # never left out: `?` is how the other keys are found
 
 
 class KeyBar(Widget):
     """One line of key hints. Roomy (` a mark A `) where every key fits, compact (`amark A`)
-    where not; keys the width cannot hold are left out at the right (Help lists them all),
-    the palette key keeps the right edge."""
+    where not; keys the width cannot hold are left out at the right, except `? help` (Help
+    lists them all); the palette key keeps the right edge."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "key-bar--key",
@@ -86,6 +87,20 @@ class KeyBar(Widget):
             if wanted + tail.cell_len <= width:
                 break
         room = max(0, width - tail.cell_len)
+        if wanted > room:  # keys are left out: the pinned ones (help) stay, at the end
+            pinned = [one for one in items if one[1].action in PINNED_ACTIONS]
+            reserve = sum(item.cell_len + len(gap) for item, _, _ in pinned)
+            rest: list[tuple[Text, Binding, bool]] = []
+            used = 0
+            for one in items:
+                if one[1].action in PINNED_ACTIONS:
+                    continue
+                width_here = one[0].cell_len + (len(gap) if rest else 0)
+                if used + width_here > room - reserve:
+                    break
+                rest.append(one)
+                used += width_here
+            items = rest + pinned
         line = Text(no_wrap=True, overflow="crop", end="")
         self._places = []
         for item, binding, enabled in items:  # whole keys only: a key cut in half reads as another
