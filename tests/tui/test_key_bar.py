@@ -39,9 +39,7 @@ async def test_a_click_on_a_key_presses_it_and_the_line_follows_the_screen(
         assert isinstance(app.screen, RunsScreen)
 
 
-async def test_keys_that_do_not_fit_are_left_out_whole_but_help_stays(
-    history, make_app
-) -> None:
+async def test_keys_that_do_not_fit_are_left_out_whole_but_help_stays(history, make_app) -> None:
     app = make_app(history)
     async with app.run_test(size=(60, 24)) as pilot:
         await wait_ready(app, pilot)
