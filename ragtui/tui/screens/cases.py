@@ -50,6 +50,9 @@ DEBOUNCE_S = 0.15
 
 
 class CaseListScreen(Screen[None]):
+    # as on Runs: Textual's auto-focus could land on the hidden filter box while the screen
+    # loads (seen under load); the table takes the focus once it is filled
+    AUTO_FOCUS = ""
     HELP = (
         "One run's cases with their scores in points; **s** sorts by a metric (worst first), "
         "**/** filters, **enter** opens a case."

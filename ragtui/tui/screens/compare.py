@@ -54,6 +54,10 @@ class CompareScreen(Screen[None]):
     """A vs B. The metric table's cursor row drives the histogram, the diagnosis lines and
     the case list; its cursor column is explained on the line below it."""
 
+    # as on Runs: Textual's auto-focus could land on the hidden filter box while the screen
+    # loads (seen under load); the table takes the focus once it is filled
+    AUTO_FOCUS = ""
+
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [
         (0, "-narrow"),
         (100, "-normal"),
