@@ -8,6 +8,7 @@ form one series; the spread of their means (max - min) is what reruns of that co
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -40,8 +41,9 @@ class TrendPoint:
 @dataclass(frozen=True)
 class TrendSeries:
     config_key: str
-    label: str  # the name most of its runs carry
+    label: str  # `name`, with the config key where configs share a name
     points: tuple[TrendPoint, ...]  # oldest first
+    name: str  # the name most of its runs carry
 
     @property
     def spread(self) -> float | None:
@@ -113,8 +115,10 @@ def metric_trends(store: Store, metric: str) -> list[TrendSeries]:
             point(row["run_id"], row["name"], row["created_at"], values, errors)
         )
         names.setdefault(key, []).append(row["name"])
+    named = {key: _most_common(names[key]) for key in groups}
+    labels = _distinct_labels(named)
     series = [
-        TrendSeries(key, _most_common(names[key]), tuple(points)) for key, points in groups.items()
+        TrendSeries(key, labels[key], tuple(points), named[key]) for key, points in groups.items()
     ]
     series.sort(key=lambda s: (s.points[0].created_at, s.config_key))
     return series
@@ -135,6 +139,15 @@ def _values_by_run(scores: pa.Table) -> dict[str, tuple[np.ndarray, int]]:
         chunk = values[lo:hi]
         out[str(run_ids[lo])] = (chunk[~np.isnan(chunk)], int(errored[lo:hi].sum()))
     return out
+
+
+def _distinct_labels(labels: dict[str, str]) -> dict[str, str]:
+    """config key -> its label, the config key added where configs share a name (a rejudge,
+    or a harness that names every run "nightly"): two dots called the same tell nothing."""
+    counts = Counter(labels.values())
+    return {
+        key: label if counts[label] == 1 else f"{label} ({key})" for key, label in labels.items()
+    }
 
 
 def _most_common(names: list[str]) -> str:

@@ -56,6 +56,13 @@ def test_metric_trends_groups_reruns_and_matches_the_files(tmp_path: Path) -> No
     with Store.open(folder) as store:
         series = metric_trends(store, "context_recall")
     assert [s.config_key for s in series] == ["cfg-base", "cfg-strict", "cfg-strict-rejudged"]
+    # the re-judged config carries its run's name: both strict configs say which they are
+    assert [s.label for s in series] == [
+        "baseline",
+        "strict-prompt (cfg-strict)",
+        "strict-prompt (cfg-strict-rejudged)",
+    ]
+    assert [s.name for s in series] == ["baseline", "strict-prompt", "strict-prompt"]
     base = series[0]
     assert [p.run_id for p in base.points] == ["baseline-1120", "baseline-1121", "baseline-1122"]
     means = []

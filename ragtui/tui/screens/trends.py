@@ -179,7 +179,7 @@ class TrendsScreen(Screen[None]):
         for i, one in enumerate(series):
             last = one.points[-1]
             label = Text("● ", style=rich_color(i))
-            label.append(printable(one.label))
+            label.append(printable(one.name))  # the config key has its own column here
             ci = "—" if last.ci_low is None else f"[{pts(last.ci_low)}, {pts(last.ci_high)}]"
             latest = pts(last.mean) + (" (stated)" if last.stated else "")
             spread = one.spread
