@@ -130,4 +130,6 @@ class KeyBar(Widget):
     def on_mouse_move(self, event: events.MouseMove) -> None:
         """The key under the pointer explains itself (its tooltip, else its description)."""
         binding = self._at(event.x)
-        self.tooltip = None if binding is None else binding.tooltip or binding.description
+        tip = None if binding is None else binding.tooltip or binding.description
+        if tip != self.tooltip:  # setting it redraws the tooltip: only when the key changes
+            self.tooltip = tip
