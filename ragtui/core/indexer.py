@@ -23,14 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from ragtui.core import workers
 from ragtui.core.committer import Committer, Done
-from ragtui.core.decoding import Failed, FileState, Piece, guarded, key, pieces
+from ragtui.core.decoding import Failed, FileState, Piece, guarded, pieces
 from ragtui.core.errors import RagtuiError
 from ragtui.core.runfile import SUFFIX, being_written, file_kind, open_run_file
 
 if TYPE_CHECKING:
     from ragtui.core.store import Store
-
-__all__ = ["FileState", "key"]
 
 CHUNKED_BYTES = 64 << 20  # run files above this size are committed in pieces
 RACY_NS = 1_000_000_000  # a file changed this close to its reading is hashed again

@@ -24,7 +24,8 @@ from typing import Any, TypeVar
 import duckdb
 import pyarrow as pa
 
-from ragtui.core import committer, indexer, queries, tables
+from ragtui.core import committer, decoding, indexer, queries, tables
+from ragtui.core.decoding import FileState
 from ragtui.core.errors import RagtuiError, RunFileError, StoreError, shown_path
 from ragtui.core.indexer import IndexReport
 from ragtui.core.model import Case, Run
@@ -181,7 +182,7 @@ class Store:
         report = IndexReport()
         cur = self._cursor()
         known = {
-            bytes(r[0]): indexer.Known(indexer.FileState(*r[1:5]), r[5], r[6], bool(r[7]), r[8])
+            bytes(r[0]): indexer.Known(FileState(*r[1:5]), r[5], r[6], bool(r[7]), r[8])
             for r in cur.execute(
                 "SELECT path, size, mtime_ns, ctime_ns, inode, sha256, run_id, in_progress, "
                 "read_ns FROM files"
@@ -191,13 +192,13 @@ class Store:
         for path, why in special:
             report.failed.append(RunFileError(path, why))
         # Forget vanished files first, so a run that moved to another file is not a clash.
-        for gone in set(known) - {indexer.key(path) for path, _ in found}:
+        for gone in set(known) - {decoding.key(path) for path, _ in found}:
             run_id = self._forget_file(gone)
             if run_id:
                 report.removed.append(run_id)
         todo: list[Path] = []
         for path, st in found:
-            old = known.get(indexer.key(path))
+            old = known.get(decoding.key(path))
             if old is not None and not self._changed(path, st, old):
                 report.skipped += 1
                 continue
@@ -220,7 +221,7 @@ class Store:
 
     def _changed(self, path: Path, st: os.stat_result, old: indexer.Known) -> bool:
         """Whether a known file must be indexed again (touched but equal files are not)."""
-        state = indexer.FileState.of(st)
+        state = FileState.of(st)
         racy = old.state.mtime_ns >= old.read_ns - indexer.RACY_NS
         if state == old.state and not racy and not old.in_progress:
             return False
@@ -238,7 +239,7 @@ class Store:
                     [
                         *(state.size, state.mtime_ns, state.ctime_ns, state.inode),
                         time.time_ns(),
-                        indexer.key(path),
+                        decoding.key(path),
                     ],
                 )
         return not same
@@ -412,16 +413,16 @@ class Store:
 
     def _stale(self, path: Path) -> bool:
         try:
-            state = indexer.FileState.of(path.stat())
+            state = FileState.of(path.stat())
         except OSError:
             return True
         row = self._query(
             lambda cur: cur.execute(
                 "SELECT size, mtime_ns, ctime_ns, inode FROM files WHERE path = ?",
-                [indexer.key(path)],
+                [decoding.key(path)],
             ).fetchone()
         )
-        return row is None or indexer.FileState(*row) != state
+        return row is None or FileState(*row) != state
 
     # ------------------------------------------------------------ bulk reads for diagnosis
 

@@ -158,7 +158,7 @@ def verdict_reason(m: MetricResult, margin: float) -> str:
 
 
 def errors_pair(m: MetricResult) -> str:
-    """Errored grades plus parse failures, A/B: shown beside the means."""
+    """Bad grades A/B (errors and parse failures, each counted once): shown beside the means."""
     bad_a, bad_b = m.bad_grades()
     return f"{bad_a}/{bad_b}"
 
