@@ -92,6 +92,8 @@ async def test_every_screen_and_toast_stays_inert(folder: Path, hostile_judge: F
         await settle(app, pilot, "compare, next metric")
         await app.push_screen(TrendsScreen(["faithfulness", METRIC], METRIC))
         await settle(app, pilot, "trends")
+        await pilot.press("c")  # quality against cost: the config names beside their dots
+        await settle(app, pilot, "trends, quality against cost")
         await app.push_screen(HelpScreen())
         await settle(app, pilot, "help")
 

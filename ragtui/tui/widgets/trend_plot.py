@@ -8,7 +8,7 @@ from datetime import datetime
 from textual_plotext import PlotextPlot
 
 from ragtui.core.trends import CostPoint, TrendSeries
-from ragtui.format import cost_figure
+from ragtui.format import cost_figure, printable
 
 # RGB, so plotext (the lines) and rich (the table's legend dots) show the same colour;
 # ten that stay apart on dark and light themes
@@ -121,7 +121,7 @@ class CostPlot(PlotextPlot):
             plt.scatter([x], [100 * p.quality], color=color, marker="●")
             # the name just right of its dot, never over it
             plt.text(
-                p.label,
+                printable(p.label),  # a run's name, from the folder: shown literally
                 x + pad * 0.08,
                 100 * p.quality,
                 color=color,
