@@ -362,7 +362,9 @@ async def test_left_and_right_say_what_a_column_means(history, make_app) -> None
         assert any("reverse" in str(span.style) for span in header.spans)  # lit
 
 
-async def test_breakpoints_fold_the_detail_panel_and_the_keys_line_fits_the_width(history, make_app) -> None:
+async def test_breakpoints_fold_the_detail_panel_and_the_keys_line_fits_the_width(
+    history, make_app
+) -> None:
     app = make_app(history)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_ready(app, pilot)

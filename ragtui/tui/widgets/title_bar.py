@@ -19,10 +19,18 @@ class TitleBar(Widget):
         self.title, self.folder = title, folder
 
     def render(self) -> Text:
-        line = Text(no_wrap=True, overflow="ellipsis")
-        line.append_text(self.title)
+        width = self.size.width
+        line = self.title.copy()
+        # the title first: one longer than the line (a metric or run name of hundreds of
+        # characters) is cut with an ellipsis (left to rich, it wrapped onto lines nobody sees);
+        # the folder gets the room left, its end kept, two cells short of the right edge
+        line.truncate(width, overflow="ellipsis")
         shown = printable(self.folder)
-        pad = max(1, self.size.width - line.cell_len - len(shown) - 2)
-        line.append(" " * pad)
-        line.append(shown, style="dim")
+        room = width - line.cell_len - 3
+        if len(shown) > room:
+            shown = "…" + shown[len(shown) - room + 1 :] if room > 1 else ""
+        if shown:
+            line.append(" " * max(1, width - line.cell_len - len(shown) - 2))
+            line.append(shown, style="dim")
+        line.no_wrap = True
         return line
