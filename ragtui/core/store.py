@@ -231,7 +231,10 @@ class Store:
             same = indexer.sha256_of(path) == old.sha256
         except (RagtuiError, OSError):
             return True  # indexing it names the problem
-        if same:
+        # Recording the new reading only helps once the file is older than the racy window:
+        # before that the next open hashes it again anyway, and a write here would make every
+        # open in that second (a script's next command) write and checkpoint the index.
+        if same and state.mtime_ns < time.time_ns() - indexer.RACY_NS:
             with self._write_lock:
                 self._cursor().execute(
                     "UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, "
@@ -510,11 +513,19 @@ def _migrate(con: duckdb.DuckDBPyConnection, notices: list[str]) -> None:
             return
     except duckdb.CatalogException:
         pass  # a new index
-    con.execute(tables.SCHEMA_SQL)
-    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    version = int(row[0]) if row else 0
+    # one transaction, not one per statement: a new index is made at every first open
+    con.begin()
+    try:
+        con.execute(tables.SCHEMA_SQL)
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = int(row[0]) if row else 0
+        if version == 0:
+            con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+    except BaseException:
+        con.rollback()
+        raise
+    con.commit()
     if version == 0:
-        con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
         return
     if version > SCHEMA_VERSION:
         # Written by a newer ragtui: rebuild rather than misread it.

@@ -73,6 +73,30 @@ def test_a_touched_but_equal_file_is_not_indexed_again(tmp_path: Path) -> None:
         assert store.refresh().indexed == []
 
 
+def test_a_touched_file_s_new_reading_is_kept_once_it_is_past_the_racy_window(
+    tmp_path: Path,
+) -> None:
+    """Within a second of its mtime a file is hashed at each open whatever the index holds,
+    so its reading is not written then (every open would write); once older it is, and later
+    opens trust the stat."""
+    path = make_run(tmp_path, "touch-2")
+
+    def recorded(store: Store) -> int:
+        row = store._cursor().execute("SELECT mtime_ns FROM files").fetchone()
+        return row[0]
+
+    with Store.open(tmp_path) as store:
+        first = recorded(store)
+        recent = time.time_ns()
+        os.utime(path, ns=(recent, recent))
+        assert store.refresh().indexed == []
+        assert recorded(store) == first  # still racy: nothing written
+        old = time.time_ns() - 10 * 10**9
+        os.utime(path, ns=(old, old))
+        assert store.refresh().indexed == []
+        assert recorded(store) == old
+
+
 # ---------------------------------------------------------------- run references
 
 
