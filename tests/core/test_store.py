@@ -82,6 +82,27 @@ def test_deleting_the_index_rebuilds_the_same_content(tmp_path: Path) -> None:
     assert before["scores"]
 
 
+@pytest.mark.parametrize("version", [1, 99])
+def test_an_index_of_another_schema_version_is_rebuilt_from_the_files(
+    tmp_path: Path, version: int
+) -> None:
+    """An index left by an older ragtui is upgraded, one by a newer ragtui rebuilt (with a
+    notice): either way its content is what the run files say, and its version is ours."""
+    make_run(tmp_path, "a-1", faith=[1.0, 0.5, 0.0])
+    with Store.open(tmp_path) as store:
+        before = _content(store)
+        ours = store._cursor().execute("SELECT value FROM meta").fetchone()
+        cur = store._cursor()
+        cur.execute("UPDATE meta SET value = ?", [str(version)])
+        cur.execute("DELETE FROM scores")  # what a rebuild must bring back from the file
+    with Store.open(tmp_path) as store:
+        assert _content(store) == before
+        assert store._cursor().execute("SELECT value FROM meta").fetchone() == ours
+        newer = [n for n in store.notices if "newer ragtui" in n]
+        assert len(newer) == (1 if version == 99 else 0)
+    assert before["scores"]
+
+
 def test_malformed_file_is_reported_and_the_others_load(tmp_path: Path) -> None:
     make_run(tmp_path, "good-1")
     make_run(tmp_path, "good-2")
