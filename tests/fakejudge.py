@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import ssl
 import threading
 import time
 from collections import deque
@@ -126,6 +127,7 @@ class FakeJudge:
     echo_headers: bool = False  # a hostile server: every answer repeats the request headers
     responder: Callable[[Request], Action] | None = None
     requests: list[Request] = field(default_factory=list)
+    tls: ssl.SSLContext | None = None  # when set, the server speaks HTTPS with its certificate
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -140,6 +142,8 @@ class FakeJudge:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = _Server(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
+        if self.tls is not None:  # the handshake happens as each connection is accepted
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
@@ -166,7 +170,7 @@ class FakeJudge:
     @property
     def url(self) -> str:
         """Base URL for provider "ollama" (and "openai": the client adds /v1)."""
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def script(self, *actions: Action) -> None:
         """Answer the next chat requests with these actions, in order."""

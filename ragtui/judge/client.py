@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import email.utils
+import functools
 import json
 import random
+import ssl
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -65,6 +67,14 @@ class JudgeReplyTooLarge(JudgeError):
 Message = Mapping[str, str]  # {"role": "system" | "user", "content": "..."}
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One verifying TLS context for the process: building one loads the CA bundle (~20 ms of
+    CPU), and each client (a re-judge, a noise check, every call from the TUI) built its own,
+    also for a plain-HTTP judge that never uses it."""
+    return httpx.create_ssl_context()
+
+
 class JudgeClient:
     """Use as `async with JudgeClient(cfg) as client:`; the client is safe to share between tasks."""
 
@@ -91,6 +101,7 @@ class JudgeClient:
             timeout=httpx.Timeout(config.timeout),
             limits=limits,
             transport=transport,
+            verify=_tls(),
             follow_redirects=False,  # a redirect would carry the key elsewhere: it is an error
         )
         self.calls = 0  # HTTP attempts made, retries included

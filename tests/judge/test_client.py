@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import socket
+import ssl
 import time
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +20,7 @@ from ragtui.judge.client import (
 )
 from tests.fakejudge import Drop, FakeJudge, Fault, Garbage, Reply
 
+TLS = Path(__file__).resolve().parents[1] / "data" / "tls"
 MESSAGES = [{"role": "system", "content": "grade"}, {"role": "user", "content": "the answer"}]
 
 
@@ -64,6 +67,32 @@ async def test_connection_refused_is_one_clear_line() -> None:
     message = str(info.value)
     assert "\n" not in message
     assert message == f"judge down: cannot connect to {url} (connection refused) (after 3 attempts)"
+
+
+async def test_a_judge_whose_certificate_is_not_trusted_is_refused_before_any_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HTTPS certificates are verified (the shared TLS context is a verifying one): a server
+    with a self-signed certificate gets no request, so neither the prompt nor the key."""
+    monkeypatch.setenv("JUDGE_KEY", "sk-secret-123")
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(TLS / "cert.pem", TLS / "key.pem")  # self-signed, for 127.0.0.1
+    with FakeJudge(tls=tls) as fake:
+        cfg = JudgeConfig(
+            name="tls",
+            provider="openai",
+            url=fake.url,
+            model="judge-1",
+            api_key_env="JUDGE_KEY",
+            backoff=0.01,
+        )
+        async with JudgeClient(cfg) as client:
+            with pytest.raises(JudgeError) as info:
+                await client.chat(MESSAGES)
+        assert fake.requests == []
+    message = str(info.value)
+    assert "\n" not in message and "sk-secret-123" not in message
+    assert message.startswith("judge tls: ") and "certificate" in message, message
 
 
 async def test_slow_reply_beyond_timeout(fake_judge: FakeJudge) -> None:
