@@ -20,7 +20,7 @@ from ragtui.judge.client import (
 )
 from tests.fakejudge import Drop, FakeJudge, Fault, Garbage, Reply
 
-TLS = Path(__file__).resolve().parents[1] / "data" / "tls"
+TLS = Path(__file__).resolve().parent / "tls"  # a self-signed certificate (README there)
 MESSAGES = [{"role": "system", "content": "grade"}, {"role": "user", "content": "the answer"}]
 
 
