@@ -19,6 +19,7 @@ import base64
 import email.utils
 import functools
 import json
+import os
 import random
 import ssl
 import time
@@ -67,11 +68,16 @@ class JudgeReplyTooLarge(JudgeError):
 Message = Mapping[str, str]  # {"role": "system" | "user", "content": "..."}
 
 
-@functools.cache
 def _tls() -> ssl.SSLContext:
-    """One verifying TLS context for the process: building one loads the CA bundle (~20 ms of
-    CPU), and each client (a re-judge, a noise check, every call from the TUI) built its own,
-    also for a plain-HTTP judge that never uses it."""
+    """A verifying TLS context: the CA bundle, or the one SSL_CERT_FILE / SSL_CERT_DIR name."""
+    return _tls_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _tls_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    # One per process and setting: building one loads the CA bundle (~20 ms of CPU), and each
+    # client (a re-judge, a noise check, every call from the TUI) built its own, also for a
+    # plain-HTTP judge that never uses it. httpx reads the same two variables.
     return httpx.create_ssl_context()
 
 
@@ -205,6 +211,11 @@ class JudgeClient:
                     async with asyncio.timeout(cfg.timeout):  # one deadline, whole reply read
                         status, headers, data = await self._send(method, url, body)
                 except httpx.ConnectError as exc:
+                    if _untrusted(exc):  # final: retrying cannot make a certificate trusted
+                        raise JudgeUnreachable(
+                            f"judge {cfg.name}: cannot connect to {self.base} ({_reason(exc)}); "
+                            "if this server is yours, point SSL_CERT_FILE at its CA certificate"
+                        ) from None
                     error: JudgeError = JudgeUnreachable(
                         f"judge {cfg.name}: cannot connect to {self.base} ({_reason(exc)})"
                     )
@@ -273,6 +284,16 @@ class JudgeClient:
 def _with_attempts(error: JudgeError, attempts: int) -> tuple[Any, ...]:
     message = f"{error} (after {attempts} attempt{'s' * (attempts != 1)})"
     return (message, error.status) if isinstance(error, JudgeHTTPError) else (message,)
+
+
+def _untrusted(exc: BaseException) -> bool:
+    """Whether the server's TLS certificate failed verification (in the exception chain)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _reason(exc: BaseException) -> str:
