@@ -14,7 +14,7 @@ from ragtui.tui.app import RagtuiApp
 from ragtui.tui.screens.case import CaseScreen
 from ragtui.tui.screens.compare import CompareScreen
 from ragtui.tui.widgets.metric_table import MetricTable
-from tests.tui.conftest import wait_ready
+from tests.tui.conftest import wait_ready, widget_text
 from tests.tui.history_b import WORST, screen_text, write_history
 
 
@@ -94,6 +94,32 @@ async def test_metric_table_verdicts_rule_line_and_warnings(folder, make_app) ->
         # the headline metric is the largest regression
         assert table.current == "faithfulness"
         assert "faithfulness: regressed" in text
+
+
+async def test_the_why_column_takes_the_room_left_and_cuts_with_an_ellipsis(
+    folder, make_app
+) -> None:
+    """At 160 columns the verdict table fits without scrolling sideways: each metric's reason
+    is shown whole, or cut with an ellipsis where it is longer than the room the figures
+    leave; the line under the table says the highlighted metric's reason in full."""
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await open_compare(app, pilot, ids["baseline"], ids["small-generator"])
+        table = screen.query_one(MetricTable)
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        shown = widget_text(table).splitlines()
+        why_at = shown[0].index("why")
+        reasons = {r[0]: r[-1] for r in table_rows(table)}
+        cut = 0
+        for line in shown[1:4]:
+            metric = line[2:].split()[0]
+            cell = line[why_at:].rstrip()
+            full = reasons[metric]
+            assert cell == full or (cell.endswith("…") and full.startswith(cell[:-1])), cell
+            cut += cell != full
+        assert cut >= 1  # this history's reasons are longer than the room at 160 columns
+        assert f"faithfulness: regressed — {reasons['faithfulness']}" in screen_text(app)
 
 
 async def test_judge_prompt_warning(folder, make_app) -> None:

@@ -12,6 +12,7 @@ from rich.text import Text
 from textual import events, on
 from textual.message import Message
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from ragtui import format as fmt
 from ragtui.core.compare import Agreement, Comparison, MetricResult
@@ -34,6 +35,8 @@ COLUMNS = (
     "MDE",
     "why",
 )
+
+WHY_MIN = 16  # below this the why column keeps this width and the table scrolls sideways
 
 STYLES = {
     Verdict.IMPROVED: "bold green",
@@ -103,6 +106,7 @@ class MetricTable(DataTable):
         for name in COLUMNS:
             left = name in ("metric", "verdict", "method", "why")
             self.add_column(Text(name, justify="left" if left else "right"), key=name)
+        self.columns[ColumnKey("why")].auto_width = False  # fitted to the room: _fit_why
 
     def show(self, comparison: Comparison) -> None:
         self.clear()
@@ -125,9 +129,37 @@ class MetricTable(DataTable):
                 Text(p_value(r.p_adj), justify="right"),
                 Text(pts(r.noise_floor), justify="right"),
                 Text(pts(r.mde), justify="right"),
-                lit(fmt.verdict_reason(r, comparison.margin), verdict_style(r)),
+                self._why_cell(fmt.verdict_reason(r, comparison.margin), verdict_style(r)),
                 key=r.metric,
             )
+        self.call_after_refresh(self._fit_why)
+
+    @staticmethod
+    def _why_cell(reason: str, style: str) -> Text:
+        cell = lit(reason, style)
+        cell.no_wrap, cell.overflow = True, "ellipsis"
+        return cell
+
+    def on_resize(self) -> None:
+        self._fit_why()
+
+    def _fit_why(self) -> None:
+        """The why column takes the width the figures leave, its text cut with an ellipsis:
+        the line under the table says it in full for the highlighted metric, and the figures
+        stay on screen without scrolling sideways (only where they alone do not fit)."""
+        why = self.columns.get(ColumnKey("why"))
+        if why is None or not self.row_count or not self.size.width:
+            return
+        others = sum(c.get_render_width(self) for c in self.columns.values() if c is not why)
+        room = self.scrollable_content_region.width - others - 2 * self.cell_padding
+        width = max(min(WHY_MIN, why.content_width), min(why.content_width, room))
+        if why.width != width:
+            why.width = width
+            # as DataTable.update_cell does: cells rendered at the old width are stale, and
+            # the scrollable width is measured again when the table goes idle
+            self._update_count += 1
+            self._require_update_dimensions = True
+            self.refresh()
 
     @staticmethod
     def _metric_cell(metric: str, current: bool) -> Text:
