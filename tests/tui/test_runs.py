@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ragtui.core.model import Run
 from ragtui.core.runfile import SUFFIX
 from ragtui.tui.screens.runs import RunsScreen
@@ -310,6 +312,32 @@ async def test_cost_and_latency_show_per_run_in_the_table(tmp_path, make_app) ->
         cases = file_cases(folder, "cheap")
         cost = sum(c["metadata"]["cost"] for c in cases)
         assert f"cost total per run {cost:.4g}" in detail
+
+
+@pytest.mark.parametrize("eager_bytes", [1 << 20, 0])
+async def test_a_small_history_is_drawn_once_with_its_costs(
+    tmp_path, make_app, monkeypatch, eager_bytes
+) -> None:
+    """Run files under EAGER_COST_BYTES in all get their latency, tokens and cost before the
+    table is first drawn (it is drawn once, its columns do not shift); a bigger history is
+    drawn first and gains them after."""
+    from ragtui.tui.screens import runs as runs_screen
+    from tests.tui.history_extras import write_extras
+
+    monkeypatch.setattr(runs_screen, "EAGER_COST_BYTES", eager_bytes)
+    folder = write_extras(tmp_path / "runs")
+    app = make_app(folder)
+    drawn: list[list[str]] = []  # the table's columns each time the runs are (re)listed
+    async with app.run_test(size=(200, 40)) as pilot:
+        screen = app.runs_screen
+        table = screen.query_one(RunTable)
+        screen.watch(screen, "model", lambda m: drawn.append(list(table.column_keys)), init=False)
+        await wait_ready(app, pilot)
+        assert table.column_keys[-3:] == ["ms", "tokens", "cost"]
+    if eager_bytes:
+        assert len(drawn) == 1 and drawn[0][-3:] == ["ms", "tokens", "cost"], drawn
+    else:
+        assert len(drawn) == 2 and "cost" not in drawn[0], drawn
 
 
 # ---------------------------------------------------------------- marks, keys, layout

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from ragtui.tui.app import RagtuiApp
 
 COLUMN_HELP_S = 6.0  # how long a column's description stays in the status line
+# Run files this small in all are read for latency, tokens and cost before the first paint,
+# so the table is drawn once, whole; a bigger history paints first and gains them after.
+EAGER_COST_BYTES = 1 << 20
 
 
 class RunsScreen(Screen[None]):
@@ -197,6 +200,9 @@ class RunsScreen(Screen[None]):
     def load_runs(self, store: Store) -> None:
         try:
             model = load_model(store)
+            todo = self._uncosted(model)
+            if todo and sum(_file_state(r)[0] for r in todo) <= EAGER_COST_BYTES:
+                self._read_costs(store, todo)
             known = {r.id: c for r in model.runs if (c := self._cached_cost(r)) is not None}
             if known:
                 model = model.with_costs(known, self._unread)
@@ -218,7 +224,7 @@ class RunsScreen(Screen[None]):
             self.candidates = tuple(c for c in self.candidates if c in ids)
         self.model = model
         self.loaded = True
-        if any(self._cached_cost(r) is None for r in model.runs):
+        if self._uncosted(model):
             self.load_costs(store, model)
 
     def _cached_cost(self, run: IndexedRun) -> RunCosts | None:
@@ -230,12 +236,7 @@ class RunsScreen(Screen[None]):
         """Latency, tokens and cost per run (read from the run files: after the first paint,
         and only for files that changed)."""
         try:
-            todo = [r for r in model.runs if self._cached_cost(r) is None and r.n_cases]
-            # a bounded read: big run files give their latency from the index only
-            found, skipped = bounded_costs(store, todo) if todo else ({}, [])
-            for run in todo:
-                self._costs[run.id] = (_file_state(run), found[run.id])
-            self._unread = (self._unread - {r.id for r in todo}) | set(skipped)
+            self._read_costs(store, self._uncosted(model))
             costs = {r.id: c for r in model.runs if (c := self._cached_cost(r)) is not None}
             if not any(f.n for c in costs.values() for f in c.figures):
                 return  # nothing to add: no run carries latency, tokens or cost
@@ -247,6 +248,17 @@ class RunsScreen(Screen[None]):
             )
             return
         self.app.call_from_thread(self._priced, model, priced)
+
+    def _uncosted(self, model: RunsModel) -> list[IndexedRun]:
+        return [r for r in model.runs if self._cached_cost(r) is None and r.n_cases]
+
+    def _read_costs(self, store: Store, todo: list[IndexedRun]) -> None:
+        """Cost figures of `todo` into the cache (in a worker). A bounded read: big run files
+        give their latency from the index only."""
+        found, skipped = bounded_costs(store, todo) if todo else ({}, [])
+        for run in todo:
+            self._costs[run.id] = (_file_state(run), found[run.id])
+        self._unread = (self._unread - {r.id for r in todo}) | set(skipped)
 
     def _priced(self, model: RunsModel, priced: RunsModel) -> None:
         if self.model is model:  # not replaced by a newer load meanwhile
