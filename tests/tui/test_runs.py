@@ -340,6 +340,27 @@ async def test_a_small_history_is_drawn_once_with_its_costs(
         assert len(drawn) == 2 and "cost" not in drawn[0], drawn
 
 
+async def test_costs_that_cannot_be_read_leave_the_runs_listed_and_say_why(
+    tmp_path, make_app, monkeypatch
+) -> None:
+    from ragtui.tui.screens import runs as runs_screen
+    from tests.tui.history_extras import write_extras
+
+    def unreadable(*args: object) -> None:
+        raise OSError("Input/output error")
+
+    monkeypatch.setattr(runs_screen, "bounded_costs", unreadable)
+    folder = write_extras(tmp_path / "runs")
+    app = make_app(folder)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        assert {"priced-a", "priced-b", "cheap"} <= set(table.shown_runs())
+        assert "cost" not in table.column_keys
+        said = [n.message for n in app._notifications]
+        assert said == ["cost and latency: Input/output error"], said
+
+
 # ---------------------------------------------------------------- marks, keys, layout
 
 

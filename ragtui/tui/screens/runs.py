@@ -7,6 +7,7 @@ size is CSS: the breakpoint classes below, styled in app.tcss.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -202,7 +203,9 @@ class RunsScreen(Screen[None]):
             model = load_model(store)
             todo = self._uncosted(model)
             if todo and sum(_file_state(r)[0] for r in todo) <= EAGER_COST_BYTES:
-                self._read_costs(store, todo)
+                # a failure here must not cost the listing: load_costs tries again and says why
+                with contextlib.suppress(Exception):
+                    self._read_costs(store, todo)
             known = {r.id: c for r in model.runs if (c := self._cached_cost(r)) is not None}
             if known:
                 model = model.with_costs(known, self._unread)
