@@ -7,7 +7,6 @@ command imports just what it needs (scipy only for the ones that compute statist
 from __future__ import annotations
 
 import importlib
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +83,11 @@ class LazyGroup(click.Group):
 
             click.echo(f"Error: {error_text(err)}", err=True)
             ctx.exit(2)
+        except KeyboardInterrupt:
+            # Ctrl-C (or a CI job cancelled): 130, as shells report SIGINT. Click would say
+            # "Aborted!" and exit 1, which `ragtui gate` uses for "failed".
+            click.echo("\ninterrupted", err=True)
+            ctx.exit(130)
 
 
 @click.group(cls=LazyGroup, invoke_without_command=True)
@@ -99,8 +103,4 @@ def cli(ctx: click.Context) -> None:
 
 
 def main() -> None:
-    try:
-        cli(standalone_mode=True)
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
+    cli(standalone_mode=True)

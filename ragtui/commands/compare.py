@@ -195,7 +195,8 @@ def gate_command(
 ) -> None:
     """CI gate: passes only when the candidate is shown non-inferior (95% CI lower bound above
     -margin) on every metric and every floor holds. Exit 0 passed, 1 failed (reasons printed),
-    3 undecided (with the cases needed; --undecided-passes makes it 0), 2 usage or input errors.
+    3 undecided (with the cases needed; --undecided-passes makes it 0), 2 usage or input
+    errors, 130 interrupted (Ctrl-C).
     """
     floors = point_pairs(minimums, "--min")
     thresholds = point_pairs(passes, "--pass")

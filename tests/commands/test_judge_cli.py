@@ -320,6 +320,33 @@ def test_kill_9_mid_batch_then_resume(tmp_path: Path, server: FakeJudge) -> None
     assert f"({len(written)} already done)" in resumed.stdout
 
 
+def test_ctrl_c_mid_batch_exits_130_with_one_line(tmp_path: Path, server: FakeJudge) -> None:
+    """SIGINT (Ctrl-C, a cancelled CI job) is exit 130 and "interrupted": click's own
+    "Aborted!" exited 1, which `ragtui gate` uses for a failed gate. Finished cases stay."""
+    runs = make_runs(tmp_path / "runs", n=40)
+    server.delay = 0.05
+    command = [sys.executable, "-m", "ragtui", "rejudge", "base", str(runs), "-m", "faithfulness"]
+    proc = subprocess.Popen(
+        [*command, *adhoc(server, "--concurrency", "2")],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        # as a terminal delivers it: the test worker may ignore SIGINT, and a child inherits that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(server.chat_requests()) < 6:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["interrupted"], err
+    [path] = runs.glob("base--rejudge-*.ragtui.jsonl")
+    assert len(path.read_text().splitlines()) >= 2  # the header and the cases finished
+
+
 def test_noise_json(tmp_path: Path, server: FakeJudge) -> None:
     runs = make_runs(tmp_path / "runs", n=10)
     calls = {"n": 0}
