@@ -160,7 +160,8 @@ def compare_many(
 def other_configs(store: Store, base: str, limit: int = MAX_CANDIDATES) -> list[str]:
     """Candidates for "the base against every other config": the first run of each other
     config of the base's dataset (compare_runs averages a config's reruns itself), oldest
-    first, re-judges left out (same answers, another judge: not another config)."""
+    first, re-judges left out (same answers, another judge: not another config), and so are
+    summary-only runs (no cases to compare: a config's first run with cases stands for it)."""
     base_id = store.resolve_run(base)
     rows = store.runs().to_pylist()  # oldest first
     me = next(r for r in rows if r["run_id"] == base_id)
@@ -171,7 +172,8 @@ def other_configs(store: Store, base: str, limit: int = MAX_CANDIDATES) -> list[
             me["dataset_name"],
             me["dataset_version"],
         )
-        if same_data and r["kind"] != "rejudge" and r["config_key"] not in seen:
+        usable = r["kind"] != "rejudge" and r["n_cases"]
+        if same_data and usable and r["config_key"] not in seen:
             seen.add(r["config_key"])
             out.append(r["run_id"])
     return out[:limit]

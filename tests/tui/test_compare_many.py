@@ -137,3 +137,29 @@ async def test_export_the_candidates_table_to_parquet(runs, make_app, tmp_path) 
         faith = {r["candidate"]: r["delta"] for r in table if r["metric"] == "faithfulness"}
         assert faith == pytest.approx({c: delta(c) for c in CANDIDATES})
         assert {r["name"] for r in table} == set(NAMES.values())
+
+
+async def test_v_on_the_sample_history_leaves_out_summary_only_runs(sample_copy, make_app) -> None:
+    """The demo holds a summary-only run (a CI job that kept its means only): `v` listed it as
+    a candidate and the whole table failed with "has no cases"."""
+    import json
+
+    cases = {}  # run id -> case lines in its file (read with plain json, not ragtui)
+    for path in sample_copy.glob("*.ragtui.jsonl"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        cases[json.loads(lines[0])["id"]] = len(lines) - 1
+    summary = {run_id for run_id, n in cases.items() if n == 0}
+    assert summary  # the demo has one: the test is about it
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare("baseline-2026-11-02", "bm25-2026-11-21")
+        await wait_ready(app, pilot)
+        await pilot.press("v")
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareManyScreen)
+        assert [n.message for n in app._notifications if n.severity == "error"] == []
+        assert screen.candidates and not set(screen.candidates) & summary
+        assert all(cases[c] for c in screen.candidates)
+        assert len(rows(screen)) >= len(screen.candidates)
