@@ -14,6 +14,10 @@ graded k_judge times averages to a per-case value with noise σ²_gen/k_gen +
   cases average away.
 Levers, each to reach a target MDE: more cases; grading every answer k times; regenerating
 (and grading) k times. A lever whose variance part is unknown is not offered.
+
+The MDE is the verdict's own (from its standard error and degrees of freedom: clustered
+metrics resample by cluster, whose SE is not sqrt(var(d)/N)); the levers scale that SE by
+the design effect SE²·N/var(d), taken to stay as the variance parts shrink.
 """
 
 from __future__ import annotations
@@ -97,7 +101,11 @@ def noise_budget(
     margin: float,
     *,
     df: int | None = None,
+    se: float | None = None,
+    mde: float | None = None,
 ) -> NoiseBudget | None:
+    """`se` and `mde`: the verdict's standard error and MDE for these deltas (without them,
+    independent cases: sqrt(var(d)/N) and its t-based MDE on `df`, else N - 1)."""
     d = np.asarray(d, dtype=float)
     n = int(d.size)
     if n < 2:
@@ -112,13 +120,15 @@ def noise_budget(
         var_gen = None  # total known, split unknown: the judge lever stays unknown too
     noise_now = _noise(sides, var_gen or 0.0, var_judge, var_total, 1, 1)
     var_case = max(0.0, var_d - noise_now)
-    df = df if df is not None else n - 1
-    mde = power.mde(math.sqrt(var_d / n), df) or 0.0
+    if se is None or mde is None or se <= 0:
+        se = math.sqrt(var_d / n)
+        mde = power.mde(se, df if df is not None else n - 1) or 0.0
+    deff = se * se * n / var_d  # 1 for independent cases
     target = margin if mde > margin else mde / 2
-    factor = mde / math.sqrt(var_d / n)  # the t quantiles of this N
+    factor = mde / se  # the quantiles of this N and method
 
     def reaches(var: float) -> bool:
-        return factor * math.sqrt(var / n) <= target
+        return factor * math.sqrt(deff * var / n) <= target
 
     judge_times = regen_times = None
     if var_judge is not None:
@@ -133,7 +143,7 @@ def noise_budget(
         regen_times = _times(
             lambda k: reaches(var_case + _noise(sides, 0.0, None, var_total, k, 1))
         )
-    total = power.n_to_detect(math.sqrt(var_d), target)
+    total = power.n_to_detect(math.sqrt(deff * var_d), target)
     return NoiseBudget(
         metric=metric,
         n=n,

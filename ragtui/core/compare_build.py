@@ -292,7 +292,7 @@ class Builder:
             )
         )
         if r.spread and r.n >= 2:
-            b = noise_budget(m, rep.b - rep.a, sides, self.margin)
+            b = noise_budget(m, rep.b - rep.a, sides, self.margin, se=r.se, mde=r.mde)
             if b is not None:
                 out.budget.append(b)
 

@@ -273,7 +273,7 @@ def note_text(n: Note) -> str:
 
 
 def budget_text(b: NoiseBudget) -> str:
-    """ "faithfulness: per-case variance shares case .62, generation .25, judge .13 · to reach
+    """ "faithfulness: variance of the per-case Δ: case .62, generation .25, judge .13 · to reach
     MDE 5.0 pts (now 9.7): +140 cases, or judge ×3, or regenerate ×2"."""
 
     def share(part: float) -> str:
@@ -304,7 +304,7 @@ def budget_text(b: NoiseBudget) -> str:
         notes.append("regenerating alone cannot reach it")
     goal = "reach" if b.target_mde < b.mde else "keep"
     return (
-        f"{b.metric}: per-case variance shares {', '.join(parts)}"
+        f"{b.metric}: variance of the per-case Δ: {', '.join(parts)}"
         f" · to {goal} MDE {b.target_mde * 100:.1f} pts (now {b.mde * 100:.1f}): "
         + ", or ".join(levers)
         + (f" · {'; '.join(notes)}" if notes else "")

@@ -156,3 +156,26 @@ def test_ppi_covers_the_human_mean_where_the_biased_judge_does_not() -> None:
         judge_covered += ci.low <= truth <= ci.high
     assert covered / reps == pytest.approx(0.95, abs=0.015)
     assert judge_covered / reps < 0.2
+
+
+def test_the_budget_s_mde_is_the_verdict_s_for_clustered_cases(tmp_path) -> None:
+    """On the demo history (cases in clusters: the verdict's SE is the cluster one), the
+    budget line's "now" MDE is the table's MDE, and its case count is the one the verdict's
+    own arithmetic gives: the design effect carried to the target."""
+    import shutil
+
+    from ragtui.core.compare import compare_runs
+    from ragtui.core.store import Store
+    from tests.tui.conftest import SAMPLE_RUNS
+
+    folder = tmp_path / "runs"
+    shutil.copytree(SAMPLE_RUNS, folder, ignore=shutil.ignore_patterns(".ragtui.duckdb*"))
+    with Store.open(folder) as store:
+        c = compare_runs(store, "baseline-2026-11-02", "strict-v2-2026-11-16", margin=0.05)
+    assert c.budget
+    for b in c.budget:
+        r = c.metric(b.metric)
+        assert r.units is not None and r.units < r.n  # resampled by cluster
+        assert b.mde == pytest.approx(r.mde, rel=1e-12)
+        sd = r.se * math.sqrt(r.n)  # the effective per-case sd the verdict plans with
+        assert b.add_cases == power.n_to_detect(sd, b.target_mde) - r.n
