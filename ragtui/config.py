@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from ragtui.config_values import (
-    MARGIN_POINTS,
     RERUN_TIMEOUT,
     ConfigError,
     check_command,
     in_range,
     judge_url,
     key_variable,
+    margin_points,
     number,
 )
 from ragtui.trust import CONFIG_NAME, is_trusted, user_config_path
@@ -205,7 +205,7 @@ def parse_config(
     _only(compare, {"margin", "cluster"}, path, "compare")
     margin = base.margin
     if "margin" in compare:
-        margin = _margin(compare["margin"], path) / 100
+        margin = margin_points(compare["margin"], f"{path}: compare.margin") / 100
     cluster = base.cluster_field
     if "cluster" in compare:
         cluster = compare["cluster"]
@@ -229,18 +229,6 @@ def parse_config(
         paths=(*base.paths, path),
         notices=base.notices,
     )
-
-
-def _margin(value: Any, path: Path) -> float:
-    where = f"{path}: compare.margin"
-    low, high = MARGIN_POINTS
-    ok = not isinstance(value, bool) and isinstance(value, int | float)
-    if ok and 0 < value < low:
-        raise ConfigError(
-            f"{where}: margins are in points now (margin = 5 means 5 points); "
-            f"found {value!r}, which reads as {value:g} points"
-        )
-    return in_range(value, where, low, high)
 
 
 def _metric(name: str, table: Any, path: Path) -> dict[str, tuple[float, float]]:

@@ -77,6 +77,19 @@ def in_range(value: Any, where: str, low: float, high: float, *, integer: bool =
     return int(value) if integer else float(value)
 
 
+def margin_points(value: Any, where: str) -> float:
+    """A practical margin in points, as ragtui.toml and --margin both take it: from 1 to 50;
+    a value below 1 is refused as what it most likely is, a fraction (0.05 for 5 points)."""
+    low, high = MARGIN_POINTS
+    ok = not isinstance(value, bool) and isinstance(value, int | float)
+    if ok and 0 < value < low:
+        raise ConfigError(
+            f"{where}: margins are in points, from 1 to 50 (5 means 5 points, not 0.05); "
+            f"found {value!r}"
+        )
+    return in_range(value, where, low, high)
+
+
 def judge_url(url: Any, where: str) -> tuple[str, str | None, str | None]:
     """(the URL without user and password, user, password) of an http(s) judge URL with a
     host and a valid port; anything else is a ConfigError. The password is percent-decoded."""

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ragtui import config as config_module
+from ragtui.config_values import ConfigError, margin_points
 from ragtui.core.errors import RagtuiError, UnknownMetricError
 from ragtui.core.stats import DEFAULT_SEED
 from ragtui.format import error_text, json_text, one_line
@@ -47,13 +48,24 @@ folder_option = click.option(
 )
 
 
+def _margin_points(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """The rule ragtui.toml's [compare] margin follows (config_values.margin_points)."""
+    if value is None:
+        return None
+    try:
+        return margin_points(value, "--margin")
+    except ConfigError as err:
+        raise click.BadParameter(str(err).removeprefix("--margin: ")) from None
+
+
 # Options several commands share; everything typed is in points (x100), like everything shown.
 margin_option = click.option(
     "--margin",
-    type=click.FloatRange(0, 100, min_open=True, max_open=True),
+    type=float,
+    callback=_margin_points,
     default=None,
     metavar="POINTS",
-    help="Practical margin in points (default: [compare] margin in ragtui.toml, else 5).",
+    help="Practical margin in points, 1 to 50 (default: [compare] margin in ragtui.toml, else 5).",
 )
 seed_option = click.option(
     "--seed",

@@ -130,8 +130,21 @@ def test_margin_is_in_points_and_comes_from_ragtui_toml(history: RunWriter) -> N
     assert configured["margin"] == pytest.approx(expected)
     report = run("report", "base-0", "small", folder)
     assert f"margin ±{expected * 100:g} points" in report.stdout
-    for bad in ("0", "100", "-5", "five"):
-        assert run("compare", "base-0", "small", folder, "--margin", bad).exit_code == 2
+    # the rule ragtui.toml's margin follows: 1 to 50 points, a fraction refused as one
+    for bad in ("0", "0.05", "0.5", "51", "100", "-5", "nan", "five"):
+        refused = run("compare", "base-0", "small", folder, "--margin", bad)
+        assert refused.exit_code == 2 and "Traceback" not in refused.output, bad
+        last = refused.stderr.strip().splitlines()[-1]  # after click's usage lines
+        assert last.startswith("Error: Invalid value for '--margin': "), refused.stderr
+    fraction = run("gate", "base-0", "small", folder, "--margin", "0.05").stderr
+    assert (
+        "margins are in points, from 1 to 50 (5 means 5 points, not 0.05); found 0.05" in fraction
+    )
+    for good in ("1", "50", "2.5"):
+        shown = json.loads(
+            run("compare", "base-0", "small", folder, "--json", "--margin", good).stdout
+        )
+        assert shown["margin"] == pytest.approx(float(good) / 100)
 
 
 def test_bad_seed_and_unknown_metric_are_usage_errors(history: RunWriter) -> None:

@@ -103,7 +103,7 @@ def test_lookup_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_conf
             "[judges.x]\nprovider = 'ollama'\nurl = 'http://h'\nmodel = 'm'\ntimeout = 'slow'\n",
             "judges.x.timeout: expected a number from 0.001 to 3600, found 'slow'",
         ),
-        ("[compare]\nmargin = 0.05\n", "compare.margin: margins are in points now"),
+        ("[compare]\nmargin = 0.05\n", "compare.margin: margins are in points, from 1 to 50"),
         ("[compare]\nmargin = 75\n", "compare.margin: expected a number from 1 to 50"),
         ("[compare]\ncluster = 3\n", "compare.cluster: expected the name of a case metadata"),
         ("[metrics.h]\nscale = [5, 1]\n", "metrics.h.scale: expected [low, high]"),

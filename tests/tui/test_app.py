@@ -244,7 +244,7 @@ async def test_a_bad_margin_is_a_warning_and_the_default(history, make_app) -> N
         await wait_ready(app, pilot)
         assert app.margin == 0.05
         assert any(
-            "compare.margin: margins are in points now" in m and "using the defaults" in m
+            "compare.margin: margins are in points, from 1 to 50" in m and "using the defaults" in m
             for m in messages(app)
         )
 
