@@ -148,7 +148,8 @@ def import_command(
     scale_args: tuple[str, ...],
     into: Path,
 ) -> None:
-    """Import result files of RAGAS, DeepEval, promptfoo, Inspect AI or your own harness."""
+    """Import result files of RAGAS, DeepEval, promptfoo, Inspect AI, TruLens, MLflow or your own
+    harness (CSV, JSON, JSONL, Markdown)."""
     paths, extra_maps = _split_args(files)
     if not paths:
         raise click.UsageError("no FILE given")

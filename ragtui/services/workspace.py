@@ -45,7 +45,10 @@ def writable_folder(path: str | Path | None) -> Path:
     """The runs folder a command writes into; never the bundled demo history."""
     folder, notice = resolve_folder(path)
     if notice:
-        raise RagtuiError("no run files in ./runs: name the runs folder (PATH) to write into")
+        raise RagtuiError(
+            "no run files in ./runs, and the bundled demo history is not written to: name "
+            f"a runs folder (PATH), or try it on a copy (cp -r {folder} runs)"
+        )
     return folder
 
 

@@ -22,6 +22,8 @@ from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.trust import user_config_path
 from tests.fakejudge import FakeJudge
 
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs"
+
 SECRET = "sk-live-TOPSECRET-0123456789abcdef"
 REPO = Path(__file__).resolve().parents[2]
 
@@ -79,6 +81,23 @@ def test_rejudge_adhoc(tmp_path: Path, server: FakeJudge) -> None:
     )
     summary = json.loads(again.stdout)
     assert summary["resumed"] == 8 and summary["scored"] == 0 and len(server.chat_requests()) == 8
+
+
+def test_the_demo_history_is_never_written_and_the_line_says_what_to_do(
+    tmp_path: Path, server: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's ad-hoc example typed where there is no ./runs: the demo is shown, but a
+    re-judge would write into the installation; the line names a way out, nothing is judged."""
+    monkeypatch.chdir(tmp_path)
+    before = {p.name: p.stat().st_mtime_ns for p in SAMPLES.iterdir()}
+    result = CliRunner().invoke(cli, ["rejudge", "baseline", *adhoc(server)])
+    assert result.exit_code == 1 and "Traceback" not in result.output  # as every judge error
+    assert result.stderr.strip().splitlines() == [
+        "Error: no run files in ./runs, and the bundled demo history is not written to: name "
+        f"a runs folder (PATH), or try it on a copy (cp -r {SAMPLES} runs)"
+    ]
+    assert server.chat_requests() == []
+    assert {p.name: p.stat().st_mtime_ns for p in SAMPLES.iterdir()} == before
 
 
 def test_rejudge_selected_cases_and_garbage(tmp_path: Path, server: FakeJudge) -> None:
