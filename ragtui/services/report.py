@@ -33,7 +33,7 @@ def _a_values(c: Comparison, metric: str, case_id: str) -> str:
     cv = c.case_values(metric, case_id)
     if cv is None or len(cv.a_runs) < 2:
         return ""
-    return "  (A's reruns " + " / ".join(fmt.short_pts(v) for _, v in cv.a_runs) + ")"
+    return " (A's reruns " + " / ".join(fmt.short_pts(v) for _, v in cv.a_runs) + ")"
 
 
 def render_report(c: Comparison, store: Store, diagnosis: Any | None = None) -> str:
@@ -84,7 +84,8 @@ def render_report(c: Comparison, store: Store, diagnosis: Any | None = None) -> 
         case = store.case(c.b, d.case_id) or store.case(c.a, d.case_id)
         out += [
             f"### {k}. {md(d.case_id)} — {md(d.metric)} {pts(d.a)} → {pts(d.b)} "
-            f"({signed_pts(d.delta)}){md(_a_values(c, d.metric, d.case_id))}",
+            # outside md(), which folds the space that leads the reruns away
+            f"({signed_pts(d.delta)}){_a_values(c, d.metric, d.case_id)}",
             "",
         ]
         if case is None:

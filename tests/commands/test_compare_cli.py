@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -243,7 +244,8 @@ def test_report_markdown(history: RunWriter, tmp_path: Path) -> None:
     stdout = run("report", "base-0", "strict", str(history.folder), "-m", "faithfulness")
     assert stdout.exit_code == 0
     assert "**Question:** question case-" in stdout.stdout
-    assert "(A's reruns " in stdout.stdout  # A per case is the reruns' mean, each shown
+    # A per case is the reruns' mean, each shown, after the delta and a space
+    assert re.search(r"\([-+]?\d+\.\d\) \(A's reruns \d", stdout.stdout), stdout.stdout
 
 
 def test_report_escapes_untrusted_text(tmp_path: Path) -> None:
