@@ -1,4 +1,5 @@
-"""A compact histogram of per-case deltas (B − A) on [-1, +1], drawn with block characters.
+"""A compact histogram of per-case deltas (B − A) on [-1, +1] (labelled ±100 points), drawn with
+block characters.
 
 Unicode blocks rather than plotext: it reads at 80x24, needs no canvas, and its text can be tested.
 Every non-empty bin shows at least a sliver, so a single broken case is never invisible.
@@ -46,8 +47,10 @@ class DeltaHistogram(Widget):
         if d.size == 0:
             return Text("no paired cases", style="dim")
         bars_h = max(1, height - 3)  # rows: bars, axis, labels, counts
-        counts = bin_counts(d)
-        col = max(1, width // N_BINS)
+        # fewer, wider bins where 21 columns do not fit (an odd count keeps 0 in the middle)
+        n_bins = N_BINS if width >= N_BINS else max(3, width - 1 + width % 2)
+        counts = bin_counts(d, n_bins)
+        col = max(1, width // n_bins)
         top = counts.max()
         # eighths of the bar height per bin; any non-empty bin gets at least one eighth
         levels = np.where(counts > 0, np.maximum(1, np.rint(counts / top * bars_h * 8)), 0)
@@ -55,19 +58,20 @@ class DeltaHistogram(Widget):
         for row in range(bars_h, 0, -1):
             for i, level in enumerate(levels):
                 fill = int(min(8, max(0, level - (row - 1) * 8)))
-                centre = i - N_BINS // 2
+                centre = i - n_bins // 2
                 style = "red" if centre < 0 else "green" if centre > 0 else "bright_black"
                 out.append(BLOCKS[fill] * col, style=style)
             out.append("\n")
-        span = col * N_BINS
+        span = col * n_bins
         out.append("─" * span + "\n", style="dim")
         labels = [" "] * span
-        for pos, label in ((0, "-1"), (span // 2, "0"), (span - 2, "+1")):
+        # in points, as every figure on screen (the deltas are fractions: ±1 is ±100 points)
+        for pos, label in ((0, "-100"), (span // 2, "0"), (span, "+100")):
             start = min(max(0, pos - (len(label) // 2 if label == "0" else 0)), span - len(label))
             labels[start : start + len(label)] = label
         out.append("".join(labels) + "\n", style="dim")
         worse, same, better = int((d < 0).sum()), int((d == 0).sum()), int((d > 0).sum())
-        if width >= 29:
+        if len(f"{worse} worse · {same} same · {better} better") <= width:
             out.append(f"{worse} worse", style="red")
             out.append(f" · {same} same · ")
             out.append(f"{better} better", style="green")
