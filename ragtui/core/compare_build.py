@@ -38,6 +38,7 @@ from ragtui.core.ppi import PPIEstimate, ppi_mean
 from ragtui.core.store import Store
 from ragtui.core.verdict import (
     Clustered,
+    ClusterFieldUnused,
     ErrorCounts,
     IdenticalMetric,
     IdenticalRuns,
@@ -148,12 +149,16 @@ class Builder:
             named[pos[take]] = True
         filled = np.zeros(n, dtype=bool)
         if self.cluster_field is not None:
+            unused = True
             for rid in (self.a_id, self.b_id):
                 found = metadata_clusters(self.store, rid, self.cluster_field)
+                unused = unused and not found
                 for i, case_id in enumerate(grid.case_ids.tolist()):
                     if not named[i] and not filled[i] and case_id in found:
                         names[i] = found[case_id]
                         filled[i] = True
+            if unused:  # a misspelt field would leave the cases unclustered without a word
+                self.out.warnings.append(ClusterFieldUnused(self.cluster_field, bool(named.any())))
         if not (named.any() or filled.any()):
             return None
         self.cluster_source = (named, filled)

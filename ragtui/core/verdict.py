@@ -234,3 +234,12 @@ class Clustered(Note):
     named: int  # cases whose own `cluster` field named it
     field: str | None  # the case metadata field named by [compare] cluster in ragtui.toml
     from_field: int  # cases whose cluster came from that metadata field
+
+
+@dataclass(frozen=True)
+class ClusterFieldUnused(Note):
+    """[compare] cluster names a metadata field that no case of A or B has."""
+
+    code: ClassVar[str] = "cluster_field_unused"
+    field: str
+    own_clusters: bool  # the cases name their own clusters (so they are clustered anyway)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ragtui.core.verdict import (
     Clustered,
+    ClusterFieldUnused,
     ErrorCounts,
     IdenticalMetric,
     IdenticalRuns,
@@ -266,6 +267,12 @@ def note_text(n: Note) -> str:
             return (
                 f"{count} cases in {k} clusters ({', '.join(parts)}): resampled and "
                 "sign-flipped by cluster, since cases of one cluster are not independent"
+            )
+        case ClusterFieldUnused(field=name, own_clusters=own):
+            then = "their own cluster fields are used" if own else "cases are taken as independent"
+            return (
+                f"cluster field {name!r} ([compare] cluster): no case of A or B has it in its "
+                f"metadata, so {then} (check the field's name)"
             )
         case SeedNote(seed=seed, resamples=count):
             return f"seed {seed} · {count:,} random sign-flips where clusters are too many to enumerate"

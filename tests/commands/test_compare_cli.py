@@ -294,6 +294,15 @@ def test_the_configured_cluster_field_reaches_compare_gate_and_report(tmp_path: 
     gate = run("gate", "a", "b", folder, "--json")
     assert json.loads(gate.stdout)["comparison"]["metrics"][0]["units"] == 8
     assert "sign-flip by cluster (8 clusters, exact)" in run("report", "a", "b", folder).stdout
+    assert not [w for w in data["warnings"] if w["code"] == "cluster_field_unused"]
+    # a misspelt field: said, never a silent switch to independent cases
+    (tmp_path / "ragtui.toml").write_text('[compare]\ncluster = "source_dco"\n', encoding="utf-8")
+    typo = json.loads(run("compare", "a", "b", folder, "--json").stdout)
+    assert typo["metrics"][0]["units"] == 24
+    warned = "cluster field 'source_dco' ([compare] cluster): no case of A or B has it in its "
+    warned += "metadata, so cases are taken as independent (check the field's name)"
+    assert [w["text"] for w in typo["warnings"] if w["code"] == "cluster_field_unused"] == [warned]
+    assert f"! {warned}" in run("compare", "a", "b", folder).stdout
 
 
 def test_report_names_the_stage_of_a_retrieval_regression(tmp_path: Path) -> None:
