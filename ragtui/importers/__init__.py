@@ -108,6 +108,7 @@ def load_file(
             "from; rename the file"
         ) from None
     options = options or ImportOptions()
+    typed = set(options.scales)  # --scale: the folder's declared scales are for any file
     if scales:
         options = replace(options, scales={**scales, **options.scales})
     if fmt is None:
@@ -119,4 +120,18 @@ def load_file(
     runs = importer.load(path, options)
     if notices is not None:
         notices.extend(getattr(importer, "last_notices", ()))
+        notices.extend(_unused_scales(path, typed, runs))
     return runs
+
+
+def _unused_scales(path: Path, typed: set[str], runs: list[RunFile]) -> list[str]:
+    """A --scale naming no metric of the file (a typo) did nothing: say so, with its metrics."""
+    if not typed:
+        return []
+    seen = {m for rf in runs for c in rf.cases for m in (*c.scores, *c.errors)}
+    seen |= {f.metric for rf in runs for f in rf.run.stated}
+    return [
+        f"{path}: --scale {name}: no metric of that name in this file "
+        f"(its metrics: {', '.join(sorted(seen)) or 'none'}); it did nothing here"
+        for name in sorted(typed - seen)
+    ]

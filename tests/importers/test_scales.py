@@ -196,3 +196,22 @@ def test_cli_scale_option(tmp_path: Path) -> None:
         timeout=60,
     )
     assert bad.returncode == 2 and "LOW < HIGH" in bad.stderr
+
+
+def test_a_scale_for_a_metric_the_file_does_not_have_is_said(tmp_path: Path) -> None:
+    """`--scale ratng=0:10` (a typo): the rating is still refused for its unknown scale, and
+    the notice names the option that did nothing and the file's metrics."""
+    from click.testing import CliRunner
+
+    from ragtui.cli import cli
+
+    a = _write(tmp_path, "a.csv", FILE_A)
+    into = tmp_path / "runs"
+    args = ["import", str(a), "--scale", "ratng=0:10", "--scale", "rating=0:10", "--into"]
+    result = CliRunner().invoke(cli, [*args, str(into)])
+    assert result.exit_code == 0, result.output
+    said = [line for line in result.stderr.splitlines() if "--scale" in line]
+    assert said == [
+        f"notice: {a}: --scale ratng: no metric of that name in this file (its metrics: "
+        "rating); it did nothing here"
+    ]
