@@ -63,6 +63,8 @@ def _compare(
     several = several or len(refs) > 2
     if rerun_values and several:
         raise click.UsageError("--rerun-values is for two runs (A and B)")
+    if rerun_values and not as_json:
+        raise click.UsageError("--rerun-values adds to the JSON: give --json too")
     if sort_metric is not None and not several:
         raise click.UsageError("--sort ranks several candidates: give BASE C1 C2 ...")
     with open_ws(folder) as workspace:

@@ -148,6 +148,14 @@ def test_margin_is_in_points_and_comes_from_ragtui_toml(history: RunWriter) -> N
         assert shown["margin"] == pytest.approx(float(good) / 100)
 
 
+def test_rerun_values_without_json_is_a_usage_error(history: RunWriter) -> None:
+    result = run("compare", "base-0", "small", str(history.folder), "--rerun-values")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Error: --rerun-values adds to the JSON: give --json too"
+    )
+
+
 def test_bad_seed_and_unknown_metric_are_usage_errors(history: RunWriter) -> None:
     folder = str(history.folder)
     seed = run("compare", "base-0", "strict", folder, "--seed", "-1")
