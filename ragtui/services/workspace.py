@@ -122,9 +122,9 @@ def open_folder(folder: str | Path, config: Config | None = None) -> Store:
     except BaseException:
         store.close()
         raise
-    if written:
+    if written:  # one run file per run: a foreign file may hold several runs
         store.notices.append(
-            f"imported {len(written)} foreign result file(s) into {folder / 'imported'}"
+            f"imported {len(written)} run(s) from foreign result files into {folder / 'imported'}"
         )
     store.notices.extend(notices)
     return store
