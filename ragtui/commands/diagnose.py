@@ -242,7 +242,13 @@ def history_command(
     against = f"the runs of {h.base}'s config" if h.base else "every earlier run of its dataset"
     n = len(h.baseline_runs)
     click.echo(printable(f"{h.run} against {against} ({n} run{'' if n == 1 else 's'})"))
-    click.echo("pass: value ≥ the threshold you gave, else the source's, else 50 points")
+    given = ", ".join(f"{printable(m)} {v * 100:g}" for m, v in thresholds.items())
+    rest = "the source's threshold, else 50 points"
+    click.echo(
+        f"pass: value ≥ {given} (--pass); other metrics: {rest}"
+        if given
+        else f"pass: value ≥ {rest}"
+    )
     for metric, counts in h.counts().items():
         click.echo("  " + classes_line(metric, counts))
     shown = h.of_class(klass) if klass else [c for c in h.cases if c.klass != "stable pass"]

@@ -133,6 +133,12 @@ def test_history_json_and_text(folder: str) -> None:
     text = run("history", "b", folder, "--class", "newly broken", "-m", "faithfulness")
     assert text.exit_code == 0, text.output
     assert "q1" in text.stdout and "q3" not in text.stdout and "✓ → ✗" in text.stdout
+    assert "pass: value ≥ the source's threshold, else 50 points" in text.stdout.splitlines()
+    given = run("history", "b", folder, "--pass", "faithfulness=90", "-m", "faithfulness")
+    assert (
+        "pass: value ≥ faithfulness 90 (--pass); other metrics: the source's threshold, "
+        "else 50 points"
+    ) in given.stdout.splitlines()
     bad = run("history", "b", folder, "--class", "broken-ish")
     assert bad.exit_code == 2 and "newly broken" in bad.output
 
