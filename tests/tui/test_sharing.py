@@ -256,3 +256,25 @@ async def test_a_pager_that_fails_is_a_message(runs, make_app, monkeypatch) -> N
         await pilot.pause()
         assert isinstance(app.screen, CaseScreen)
         assert any("not found: set PAGER" in str(n.message) for n in app._notifications)
+
+
+async def test_enter_on_the_format_buttons_writes_the_highlighted_format(
+    runs, make_app, tmp_path, monkeypatch
+) -> None:
+    """Keyboard only: e, tab to the formats, → to JSON, enter. The dialog says "enter writes
+    the file"; on the buttons enter only chose the format and nothing was written."""
+    monkeypatch.chdir(tmp_path)  # the default file name is in the current folder
+    app = make_app(runs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_compare(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportDialog)
+        await pilot.press("tab", "right")
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        assert not isinstance(app.screen, ExportDialog)
+    written = list(tmp_path.glob("*.json"))
+    assert len(written) == 1 and not list(tmp_path.glob("*.csv"))
+    rows = json.loads(written[0].read_text())
+    assert {r["metric"] for r in rows} == {"answer_relevance", "context_recall", "faithfulness"}

@@ -32,10 +32,12 @@ class ExportRequest:
 
 
 class ExportDialog(ModalScreen[ExportRequest | None]):
-    """Path and format; enter writes, esc cancels."""
+    """Path and format; enter writes (from the path box or the format buttons), esc cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "cancel"),
+        # before the format buttons take enter as "choose": the dialog says enter writes
+        Binding("enter", "write", "write the file", priority=True),
     ]
 
     def __init__(self, what: str, default_name: str) -> None:
@@ -67,20 +69,35 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
 
     @on(RadioSet.Changed)
     def _format_changed(self, event: RadioSet.Changed) -> None:
+        if event.pressed.name:
+            self._follow_format(event.pressed.name)
+
+    def _follow_format(self, fmt: str) -> None:
         """The file name follows the format while its extension names one."""
         box = self.query_one("#export-path", Input)
         path = Path(box.value)
-        if format_of(path) is not None and event.pressed.name:
-            box.value = str(path.with_suffix("." + event.pressed.name))
-        self._confirm = None
+        if format_of(path) is not None and path.suffix != "." + fmt:
+            box.value = str(path.with_suffix("." + fmt))
+            self._confirm = None
 
     @on(Input.Changed, "#export-path")
     def _path_changed(self) -> None:
         self._confirm = None
 
-    @on(Input.Submitted, "#export-path")
-    def _submitted(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
+    def action_write(self) -> None:
+        radios = self.query_one(RadioSet)
+        highlighted = getattr(radios, "_selected", None)  # RadioSet's keyboard highlight
+        chosen = None
+        if self.focused is radios and highlighted not in (None, radios.pressed_index):
+            button = list(radios.query(RadioButton))[highlighted]
+            button.value = True  # the highlighted format is the one meant
+            chosen = button.name
+            if chosen:
+                self._follow_format(chosen)  # now, not when its message arrives
+        self._write(chosen)
+
+    def _write(self, chosen: str | None = None) -> None:
+        text = self.query_one("#export-path", Input).value.strip()
         status = self.query_one("#export-status", Static)
         if not text:
             status.update(Text("type a file name", style="yellow"))
@@ -88,7 +105,7 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
         path = Path(text).expanduser()
         if not path.is_absolute():
             path = Path.cwd() / path
-        fmt = format_of(path) or self.fmt
+        fmt = format_of(path) or chosen or self.fmt
         if path.exists() and self._confirm != path:
             self._confirm = path
             status.update(
