@@ -57,6 +57,7 @@ from ragtui.format.text import (
     md_table,
     one_line,
     printable,
+    rescan_text,
 )
 from ragtui.format.verdicts import (
     COMPARE_COLUMNS,
@@ -125,6 +126,7 @@ __all__ = [
     "ppi_text",
     "printable",
     "pts",
+    "rescan_text",
     "retrieval_line",
     "retrieval_summary",
     "rule_text",

@@ -140,3 +140,18 @@ def md_table(headers: Iterable[str], rows: Iterable[Iterable[object]]) -> list[s
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(md_inline(c) for c in row) + " |" for row in rows]
     return out
+
+
+def rescan_text(changed: int, removed: int, failed: int) -> str:
+    """What a re-scan of the runs folder found, nothing included: "2 runs new or changed · 1
+    gone · 1 file skipped"."""
+
+    def many(n: int, one: str, more: str) -> str:
+        return f"{n} {one if n == 1 else more}"
+
+    parts = [many(changed, "run", "runs") + " new or changed"] if changed else []
+    if removed:
+        parts.append(f"{removed} gone")
+    if failed:
+        parts.append(many(failed, "file", "files") + " skipped")
+    return " · ".join(parts) or "nothing changed"

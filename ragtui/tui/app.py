@@ -15,7 +15,7 @@ from textual.widget import Widget
 from ragtui.config import DEFAULT_MARGIN
 from ragtui.core.errors import RagtuiError
 from ragtui.core.store import Store
-from ragtui.format import one_line
+from ragtui.format import one_line, rescan_text
 from ragtui.services.workspace import (
     FolderChanges,
     Workspace,
@@ -154,8 +154,9 @@ class RagtuiApp(App[None]):
             self.notify(f"stopped watching {self.folder}: {exc}", severity="warning", markup=False)
 
     @work(thread=True, exclusive=True, group="refresh")
-    def refresh_folder(self) -> None:
-        """Re-index what changed (the watch and the `r` key), then tell every screen."""
+    def refresh_folder(self, *, asked: bool = False) -> None:
+        """Re-index what changed (the watch and the `r` key), then tell every screen; `asked`
+        (the `r` key): also say what the re-scan found, nothing included."""
         if self.workspace is None:
             return
         try:
@@ -164,6 +165,9 @@ class RagtuiApp(App[None]):
             self.call_from_thread(self.notify, str(exc), severity="error", markup=False)
             return
         self.call_from_thread(self._folder_refreshed, changes)
+        if asked:
+            found = rescan_text(len(changes.changed), len(changes.removed), len(changes.failed))
+            self.call_from_thread(self.notify, found, title="re-scanned")
 
     def _folder_refreshed(self, changes: FolderChanges) -> None:
         for line in changes.notices:

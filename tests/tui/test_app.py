@@ -159,6 +159,13 @@ async def test_r_picks_up_a_new_run_file(history, make_app) -> None:
         await pilot.press("r")
         await wait_ready(app, pilot)
         assert table.shown_runs()[-1] == "late"
+        (history / f"baseline-1122{SUFFIX}").unlink()
+        await pilot.press("r")
+        await wait_ready(app, pilot)
+        await pilot.press("r")  # the same again: nothing new, and it says so
+        await wait_ready(app, pilot)
+        said = [n.message for n in app._notifications if n.title == "re-scanned"]
+        assert said == ["1 run new or changed", "1 gone", "nothing changed"]
 
 
 async def test_a_run_file_being_written_shows_up_and_grows_without_a_restart(

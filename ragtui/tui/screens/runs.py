@@ -408,7 +408,7 @@ class RunsScreen(Screen[None]):
         if self.ragtui.store is None:
             return
         self._status("re-scanning the runs folder…")
-        self.ragtui.refresh_folder()
+        self.ragtui.refresh_folder(asked=True)
         self.set_timer(2, self._status)  # the summary again, in case nothing changed
 
     def action_copy(self) -> None:
