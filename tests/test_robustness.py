@@ -13,6 +13,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -66,9 +67,13 @@ def _valid_file(folder: Path) -> Path:
     return write_run_file(folder / "mutant-1.ragtui.jsonl", run, cases)
 
 
-_TEMPLATE = _valid_file(
-    Path(__import__("tempfile").mkdtemp(prefix="ragtui-template-"))
-).read_bytes()
+def _template() -> bytes:
+    """The valid run file the mutations start from, written in a folder removed after."""
+    with tempfile.TemporaryDirectory(prefix="ragtui-template-") as folder:
+        return _valid_file(Path(folder)).read_bytes()
+
+
+_TEMPLATE = _template()
 
 
 def _json_values(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
