@@ -18,7 +18,7 @@ from ragtui.commands.common import (
 from ragtui.core.errors import RagtuiError
 from ragtui.core.queries import RunRow
 from ragtui.core.views import case_lines, run_rows
-from ragtui.format import one_line, printable, pts, short_metrics
+from ragtui.format import case_count, one_line, printable, pts, run_kind, short_metrics
 
 
 @click.command("open")
@@ -63,10 +63,10 @@ def runs_command(path: str | None, path_option: str | None, as_json: bool) -> No
             row.id,
             row.created_at[:10],
             row.name,
-            "running" if row.in_progress else "summary" if row.summary_only else row.kind,
+            run_kind(row.kind, in_progress=row.in_progress, summary_only=row.summary_only),
             row.config_key,
             row.judge or "—",
-            str(row.n_cases),
+            case_count(row.n_cases, summary_only=row.summary_only),
             *(_mean_cell(row, m) for m in metrics),
         )
         table.add_row(*(_literal(v) for v in cells))

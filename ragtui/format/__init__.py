@@ -51,6 +51,7 @@ from ragtui.format.numbers import (
 )
 from ragtui.format.text import (
     UNSAFE_RE2,
+    case_count,
     error_text,
     json_text,
     md_inline,
@@ -58,6 +59,7 @@ from ragtui.format.text import (
     one_line,
     printable,
     rescan_text,
+    run_kind,
 )
 from ragtui.format.verdicts import (
     COMPARE_COLUMNS,
@@ -92,6 +94,7 @@ __all__ = [
     "attribution_line",
     "budget_text",
     "case_class_text",
+    "case_count",
     "case_retrieval_text",
     "cause_text",
     "chunk_mark",
@@ -130,6 +133,7 @@ __all__ = [
     "retrieval_line",
     "retrieval_summary",
     "rule_text",
+    "run_kind",
     "scale_text",
     "short_method",
     "short_metric",

@@ -155,3 +155,14 @@ def rescan_text(changed: int, removed: int, failed: int) -> str:
     if failed:
         parts.append(many(failed, "file", "files") + " skipped")
     return " · ".join(parts) or "nothing changed"
+
+
+def run_kind(kind: str, *, in_progress: bool, summary_only: bool) -> str:
+    """A run's kind as listed (Runs screen and `ragtui runs`): a run still being written is
+    "running", one that kept its means only "summary", else its own kind."""
+    return "running" if in_progress else "summary" if summary_only else kind
+
+
+def case_count(n: int, *, summary_only: bool) -> str:
+    """A run's N as listed: "—" for a summary-only run (it kept no cases to count)."""
+    return "—" if summary_only else str(n)

@@ -236,3 +236,30 @@ def test_a_non_result_file_is_mentioned_once_in_one_short_line(tmp_path: Path) -
     assert "budget.csv" not in again.stderr and json.loads(again.stdout)["notices"] == []
     other.write_text("month,amount\nfeb,13\n", encoding="utf-8")  # a new file: said again
     assert "budget.csv" in run("runs", "-p", str(tmp_path)).stderr
+
+
+def test_runs_lists_kind_and_n_as_the_runs_screen_does(tmp_path: Path) -> None:
+    """The demo's aggregate-only run: kind "summary" and N "—" on both (the CLI said N 0,
+    a count of cases the run never had)."""
+    import shutil
+
+    folder = tmp_path / "runs"
+    shutil.copytree(REPO / "sample_runs", folder)
+    result = run("runs", str(folder))
+    assert result.exit_code == 0, result.output
+    import re
+
+    header, *rows = result.stdout.splitlines()[:16]
+    names = re.split(r"\s{2,}", header.strip())  # columns are two spaces or more apart
+    table = {}
+    for row in rows:
+        cells = dict(zip(names, re.split(r"\s{2,}", row.strip()), strict=True))
+        table[cells["id"]] = cells
+    assert (table["nightly-ci-2026-11-30"]["kind"], table["nightly-ci-2026-11-30"]["N"]) == (
+        "summary",
+        "—",
+    )
+    assert (table["baseline-2026-11-02"]["kind"], table["baseline-2026-11-02"]["N"]) == (
+        "eval",
+        "48",
+    )

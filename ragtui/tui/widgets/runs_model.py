@@ -20,7 +20,7 @@ from ragtui.core.costs import RunCosts
 from ragtui.core.store import RunRow as IndexedRun
 from ragtui.core.store import Store
 from ragtui.core.views import run_rows
-from ragtui.format import cost_figure, printable, short_metrics
+from ragtui.format import case_count, cost_figure, printable, run_kind, short_metrics
 from ragtui.tui.widgets.sparkline import sparkline
 
 GROUP_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "red")
@@ -385,13 +385,13 @@ def _plain(line: RunLine, key: str, layout: str) -> str:
     if key == "kind":
         if line.is_group:
             return f"{line.size} reruns"
-        return "running" if run.in_progress else "summary" if run.summary_only else run.kind
+        return run_kind(run.kind, in_progress=run.in_progress, summary_only=run.summary_only)
     if key == "config":
         return printable(run.config_key)
     if key == "judge":
         return printable(run.judge or "—")
     if key == "N":
-        return "—" if run.summary_only and not line.is_group else str(line.n_cases)
+        return case_count(line.n_cases, summary_only=run.summary_only and not line.is_group)
     if key == "err":
         errors = line.errors
         return str(errors) if errors else ""
