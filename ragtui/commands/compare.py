@@ -38,12 +38,17 @@ __all__ = ["COMMANDS", "compare_command", "compare_many_command", "gate_command"
 _path_argument = click.argument("path", required=False, type=click.Path(file_okay=False))
 
 
-def _split_runs(refs: tuple[str, ...], path_option: str | None) -> tuple[list[str], str | None]:
-    """Run references and the folder: a last argument after two runs that is a folder is the
-    runs folder (as `compare A B PATH` always took it)."""
+def _split_runs(
+    refs: tuple[str, ...], path_option: str | None, all_configs: bool = False
+) -> tuple[list[str], str | None]:
+    """Run references and the folder: a last argument after two runs (after the base alone,
+    with --all-configs) that is a folder is the runs folder (as `compare A B PATH` took it)."""
     runs = list(refs)
-    positional = runs.pop() if len(runs) > 2 and Path(runs[-1]).is_dir() else None
-    if len(runs) < 2:
+    fewest = 1 if all_configs else 2
+    positional = runs.pop() if len(runs) > fewest and Path(runs[-1]).is_dir() else None
+    if all_configs and len(runs) != 1:
+        raise click.UsageError("--all-configs finds the candidates: give the base run only")
+    if len(runs) < fewest:
         raise click.UsageError("give a base run and at least one candidate: BASE C1 [C2 ...]")
     return runs, pick_folder(positional, path_option)
 
@@ -57,10 +62,11 @@ def _compare(
     as_json: bool,
     rerun_values: bool,
     sort_metric: str | None,
+    all_configs: bool,
     several: bool,
 ) -> None:
-    refs, folder = _split_runs(runs, path_option)
-    several = several or len(refs) > 2
+    refs, folder = _split_runs(runs, path_option, all_configs)
+    several = several or all_configs or len(refs) > 2
     if rerun_values and several:
         raise click.UsageError("--rerun-values is for two runs (A and B)")
     if rerun_values and not as_json:
@@ -77,8 +83,13 @@ def _compare(
             else:
                 print_comparison(c)
             return
+        candidates = comparing.other_configs(workspace, refs[0]) if all_configs else refs[1:]
+        if not candidates:
+            raise click.ClickException(
+                f"no other config of {refs[0]}'s dataset has a run with cases to compare"
+            )
         mc = comparing.compare_several(
-            workspace, refs[0], refs[1:], metrics=metrics, margin=points(margin), seed=seed
+            workspace, refs[0], candidates, metrics=metrics, margin=points(margin), seed=seed
         )
         if sort_metric is not None and sort_metric not in mc.metrics:
             raise click.BadParameter(
@@ -110,6 +121,12 @@ def _compare_options(func: Callable[..., None]) -> Callable[..., None]:
             ),
             click.option(
                 "--sort", "sort_metric", help="Several candidates: rank them by their Δ on this."
+            ),
+            click.option(
+                "--all-configs",
+                is_flag=True,
+                help="BASE against every other config of its dataset (its first run with "
+                "cases; re-judges left out), as `v` on the Compare screen.",
             ),
         ]
     ):

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragtui.core import stats
+from ragtui.core import multi_compare, stats
 from ragtui.core.case_history import CaseClass, new_failures
 from ragtui.core.compare import Comparison, compare_runs
 from ragtui.core.errors import UnknownMetricError
@@ -70,6 +70,13 @@ def compare_several(
         seed,
         cluster_field=workspace.config.cluster_field,
     )
+
+
+def other_configs(workspace: Workspace, base: str) -> list[str]:
+    """The candidates of "the base against every other config" (the TUI's `v`, and
+    `compare BASE --all-configs`): the first run with cases of each other config of the
+    base's dataset, re-judges and summary-only runs left out."""
+    return multi_compare.other_configs(workspace.store, base)
 
 
 # ---------------------------------------------------------------- gate

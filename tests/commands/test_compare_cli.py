@@ -345,3 +345,33 @@ def test_report_names_the_stage_of_a_retrieval_regression(tmp_path: Path) -> Non
     assert "context\\_recall -" in section
     assert f"{len(fell)} cases fell — {len(fell)} retrieval" in section
     assert f"{len(fell)} retrieval miss" in section
+
+
+def test_all_configs_compares_the_base_with_the_first_run_of_every_other_config(
+    tmp_path: Path,
+) -> None:
+    """`compare BASE --all-configs`, the CLI's `v`: the candidates are, from the files alone,
+    the oldest run with cases of each other config of the base's dataset, re-judges left out."""
+    import shutil
+
+    folder = tmp_path / "runs"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "sample_runs", folder)
+    headers = []
+    for path in folder.glob("*.ragtui.jsonl"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        headers.append((json.loads(lines[0]), len(lines) - 1))
+    headers.sort(key=lambda h: h[0]["created_at"])
+    base = next(h for h, _ in headers if h["id"] == "baseline-2026-11-02")
+    seen, expected = {base["config_key"]}, []
+    for h, n in headers:
+        usable = h["dataset"] == base["dataset"] and h["kind"] != "rejudge" and n
+        if usable and h["config_key"] not in seen:
+            seen.add(h["config_key"])
+            expected.append(h["id"])
+    assert len(expected) >= 5
+    result = run("compare", "baseline", "--all-configs", str(folder), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [c["id"] for c in data["candidates"]] == expected
+    refused = run("compare", "baseline", "bm25", "--all-configs", str(folder))
+    assert refused.exit_code == 2 and "give the base run only" in refused.stderr

@@ -29,7 +29,6 @@ from ragtui.core.case_history import CLASSES
 from ragtui.core.compare import Comparison
 from ragtui.core.diagnosis import Diagnosis, diagnose, diagnose_case
 from ragtui.core.diagnosis_input import PairedScores, paired_scores
-from ragtui.core.multi_compare import other_configs
 from ragtui.format import printable
 from ragtui.services import comparing
 from ragtui.tui.case_data import case_document, load_case
@@ -267,7 +266,7 @@ class CompareScreen(Screen[None]):
     @work(thread=True, group="many", exit_on_error=False)
     def find_candidates(self) -> None:
         try:
-            found = other_configs(self.app.store, self.a_run_id)  # type: ignore[attr-defined]
+            found = comparing.other_configs(self.app.workspace, self.a_run_id)  # type: ignore[attr-defined]
         except Exception as err:
             self.post_message(self.Failed("compare many", str(err)))
             return
