@@ -548,3 +548,24 @@ async def test_a_run_file_too_big_to_read_gives_latency_from_the_index(
         await pilot.pause()
         detail = str(app.screen.query_one("#run-detail").render())
         assert "tokens and cost not read: a big run file (latency from the index)" in detail
+
+
+async def test_at_80_columns_no_figure_is_cut_at_the_edge(sample_copy, make_app) -> None:
+    """The demo at 80x24: even the compact layout was wider than the screen, so the last
+    metric column was cut at the edge and 94.8 read as 94, 100.0 as 100. The run names give
+    way now (cut with an ellipsis); every mean shows whole, as the files give it."""
+    expected = file_means(sample_copy)
+    app = make_app(sample_copy)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        shown = widget_text(table).splitlines()
+        for run_id, means in expected.items():
+            row = table.row_of(run_id)
+            if row is None or row + 1 >= len(shown):
+                continue  # a group's folded run, or below the fold
+            line = shown[row + 1]  # after the header
+            for mean in means.values():
+                assert f"{100 * mean:.1f}" in line.split(), (run_id, line)
+        assert any(line.rstrip().endswith("…") or "…" in line for line in shown)  # a long name

@@ -56,6 +56,7 @@ class RunTable(ColumnFocus, DataTable):
         self._fixed = False
         self._generation = 0  # which fill the rows being built belong to
         self._keep: RunLine | None = None  # the line the cursor goes back to
+        self._fitted: list[int] = []  # the column widths of the last fill
 
     # ------------------------------------------------------------ filling
 
@@ -66,7 +67,11 @@ class RunTable(ColumnFocus, DataTable):
         self._fill()
 
     def on_resize(self, event: events.Resize) -> None:
-        if self.model is not None and self.model.pick(event.size.width) != self.layout_name:
+        model, width = self.model, event.size.width
+        if model is None:
+            return
+        layout = model.pick(width)
+        if layout != self.layout_name or model.fitted_widths(layout, width) != self._fitted:
             self._fill()
 
     def _fill(self) -> None:
@@ -76,8 +81,10 @@ class RunTable(ColumnFocus, DataTable):
         if model is None:
             return
         keep = self.highlighted_line
-        layout = model.pick(self.size.width or self.app.size.width)
-        keys, widths = model.columns(layout), model.widths(layout)
+        width = self.size.width or self.app.size.width
+        layout = model.pick(width)
+        keys, widths = model.columns(layout), model.fitted_widths(layout, width)
+        self._fitted = widths
         picked = [i for i, line in enumerate(model.lines) if line.matches(self.needle)]
         runs = {model.lines[i].run.id for i in picked if not model.lines[i].is_group}
         # a group line is shown when one of its runs is

@@ -26,6 +26,7 @@ from ragtui.tui.widgets.sparkline import sparkline
 GROUP_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "red")
 MARK_STYLES = {"A": "bold black on green", "B": "bold black on magenta"}
 LAYOUTS = ("wide", "medium", "narrow", "compact")
+NAME_MIN = 12  # the run names are not narrowed below this (the table scrolls instead)
 # cost columns: (key, header, RunCosts field, figure shown: the per-case mean or the run total)
 COSTS = (
     ("ms", "ms", "latency_ms", "mean"),
@@ -207,6 +208,18 @@ class RunsModel:
         """Columns the layout needs, cell padding included."""
         return sum(w + 2 for w in self.widths(layout))
 
+    def fitted_widths(self, layout: str, width: int) -> list[int]:
+        """The layout's widths in `width` columns: where even the compact layout is wider, the
+        run names give way (cut with an ellipsis, down to NAME_MIN), never a figure: a mean
+        cut at the edge reads as another number (94.8 as 94)."""
+        widths = list(self.widths(layout))
+        over = sum(w + 2 for w in widths) - (width - 2)  # as pick: room for a scrollbar
+        keys = self.columns(layout)
+        if over > 0 and "run" in keys:
+            at = keys.index("run")
+            widths[at] = max(min(NAME_MIN, widths[at]), widths[at] - over)
+        return widths
+
     def pick(self, width: int) -> str:
         """The richest layout that fits `width` columns (compact when none does)."""
         for layout in LAYOUTS:
@@ -263,7 +276,8 @@ class RunsModel:
             elif run.in_progress or run.summary_only:
                 tail = "bold yellow" if run.in_progress else "dim italic"
                 spans.append(Span(text.rindex(" ("), len(text), tail))
-            return Text(text, spans=spans)
+            # cut with an ellipsis where the compact layout narrows the names (fitted_widths)
+            return Text(text, spans=spans, no_wrap=True, overflow="ellipsis")
         if key == "kind":
             if line.is_group:
                 return Text(text, style="dim")
