@@ -23,6 +23,7 @@ from ragtui.services.workspace import (
     refresh_workspace,
 )
 from ragtui.tui.messages import RunsChanged, StoreFailed, StoreOpened
+from ragtui.tui.moves import move_bindings
 from ragtui.tui.palette import ActionsProvider
 from ragtui.tui.screens.runs import RunsScreen
 
@@ -42,13 +43,7 @@ class RagtuiApp(App[None]):
         Binding(
             "question_mark", "help", "help", key_display="?", tooltip="Every key of every screen"
         ),
-        # the keyboard conventions of vim, less, lazygit and k9s, in every table and text pane
-        Binding("j", "move('down')", "down", show=False, tooltip="Down in a table or text pane"),
-        Binding("k", "move('up')", "up", show=False, tooltip="Up in a table or text pane"),
-        Binding("g", "move('top')", "top", show=False, tooltip="To the top of a table or pane"),
-        Binding("G", "move('bottom')", "bottom", show=False, tooltip="To the bottom"),
-        Binding("ctrl+d", "move('page_down')", "page down", show=False, tooltip="Page down"),
-        Binding("ctrl+u", "move('page_up')", "page up", show=False, tooltip="Page up"),
+        *move_bindings(),
     ]
     # Which action each move is called by in DataTable, textual-fastdatatable and scrolling
     # containers, in order of preference (a table moves its cursor, a text pane scrolls).

@@ -81,3 +81,31 @@ async def test_help_lists_the_new_runs_keys(history, make_app) -> None:
             assert f"{key} {words}" in runs
         reading = " ".join(section_texts(screen)["Reading the Runs table"].split())
         assert "!n n judge replies of this metric could not be parsed" in reading
+
+
+async def test_help_scrolls_with_the_keys_it_lists(history, make_app) -> None:
+    """Help lists j/k/g/G/ctrl+d/ctrl+u for every text pane; in Help itself (a modal screen,
+    which Textual keeps the app's keys from) they did nothing."""
+    app = make_app(history)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        box = app.screen.query_one("#help-box")
+        assert box.max_scroll_y > 0
+        await pilot.press("j", "j")
+        await pilot.pause()
+        assert box.scroll_y == 2
+        await pilot.press("k")
+        await pilot.pause()
+        assert box.scroll_y == 1
+        await pilot.press("G")
+        await pilot.pause()
+        assert box.scroll_y == box.max_scroll_y
+        await pilot.press("g")
+        await pilot.pause()
+        assert box.scroll_y == 0
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        assert box.scroll_y > 2

@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ragtui.format import GLOSSARY
+from ragtui.tui.moves import move_bindings
 
 # (title, module, class) in the order a user meets them (imported when Help opens: the
 # screens import nothing of Help, so there is no cycle)
@@ -83,6 +84,7 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape", "dismiss", "close"),
         Binding("question_mark", "dismiss", "close", key_display="?"),
         Binding("q", "dismiss", "close", show=False),
+        *move_bindings("app."),  # a modal screen does not get the app's
     ]
 
     def compose(self) -> ComposeResult:
