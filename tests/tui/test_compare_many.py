@@ -163,3 +163,18 @@ async def test_v_on_the_sample_history_leaves_out_summary_only_runs(sample_copy,
         assert screen.candidates and not set(screen.candidates) & summary
         assert all(cases[c] for c in screen.candidates)
         assert len(rows(screen)) >= len(screen.candidates)
+
+
+async def test_v_typed_twice_opens_one_table(runs, make_app) -> None:
+    app = make_app(runs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare(A, B)
+        await wait_ready(app, pilot)
+        await pilot.press("v", "v")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, CompareManyScreen)
+        assert sum(isinstance(s, CompareManyScreen) for s in app.screen_stack) == 1
+        await pilot.press("escape")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, CompareScreen)

@@ -162,6 +162,7 @@ class CompareScreen(Screen[None]):
         self.case_filter: CaseFilter | None = None
         self._paired: PairedScores | None = None
         self._paired_lock = threading.Lock()
+        self._finding = False  # `v`: the candidates are being looked up
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="compare-title", classes="screen-title", markup=False)
@@ -287,6 +288,8 @@ class CompareScreen(Screen[None]):
     @on(Failed)
     def _failed(self, message: Failed) -> None:
         text = f"{message.what}: {message.error}"
+        if message.what == "compare many":
+            self._finding = False
         if message.what == "comparison":
             self.query_one("#compare-body").loading = False
             self.query_one("#compare-notes", Static).update(lit(message.error, "bold red"))
@@ -334,6 +337,7 @@ class CompareScreen(Screen[None]):
 
     @on(CandidatesFound)
     def _candidates_found(self, message: CandidatesFound) -> None:
+        self._finding = False
         if not message.candidates:
             self.notify("no other config of A's dataset to compare with", severity="warning")
             return
@@ -508,6 +512,9 @@ class CompareScreen(Screen[None]):
         export(self, "the verdict table", "ragtui-comparison", lambda: metrics_table(c))
 
     def action_many(self) -> None:
+        if self._finding:  # `v` typed twice: one table, not two stacked
+            return
+        self._finding = True
         self.find_candidates()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
