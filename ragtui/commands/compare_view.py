@@ -155,7 +155,7 @@ def print_several(mc: MultiComparison, sort_metric: str | None) -> None:
     legend = ", ".join(f"{headers[m]} = {m}" for m in mc.metrics if headers[m] != m)
     click.echo(
         one_line(
-            "each cell: Δ points and adjusted p, 95% CI, verdict"
+            f"each cell: Δ points and adjusted p, 95% CI, verdict; {fmt.HOLM_ACROSS_TABLE}"
             + (f"; {legend}" if legend else "")
         )
     )

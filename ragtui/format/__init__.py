@@ -63,6 +63,7 @@ from ragtui.format.text import (
 )
 from ragtui.format.verdicts import (
     COMPARE_COLUMNS,
+    HOLM_ACROSS_TABLE,
     agreement_text,
     budget_text,
     errors_pair,
@@ -88,6 +89,7 @@ __all__ = [
     "CLAIM_CHANGE_WORDS",
     "COMPARE_COLUMNS",
     "GLOSSARY",
+    "HOLM_ACROSS_TABLE",
     "RUNS_COLUMNS",
     "UNSAFE_RE2",
     "agreement_text",

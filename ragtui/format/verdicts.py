@@ -279,6 +279,14 @@ def note_text(n: Note) -> str:
     return n.code
 
 
+# Compare-many's tables (the TUI's and `compare BASE C1 C2 …`'s): why a cell's verdict can
+# differ from the same pair's own comparison
+HOLM_ACROSS_TABLE = (
+    "p adj is Holm over every test of the table (a pair's own comparison adjusts over its "
+    "metrics only, so a verdict near the line can differ there)"
+)
+
+
 def budget_text(b: NoiseBudget) -> str:
     """ "faithfulness: variance of the per-case Δ: case .62, generation .25, judge .13 · to reach
     MDE 5.0 pts (now 9.7): +140 cases, or judge ×3, or regenerate ×2"."""

@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Static
 
 from ragtui.core.multi_compare import Cell, MultiComparison
 from ragtui.core.verdict import Verdict
-from ragtui.format import GLOSSARY, interval, p_value, printable, pts, signed_pts
+from ragtui.format import GLOSSARY, HOLM_ACROSS_TABLE, interval, p_value, printable, pts, signed_pts
 from ragtui.services import comparing
 from ragtui.tui.messages import RunsChanged
 from ragtui.tui.sharing import copy_markdown, export
@@ -222,8 +222,8 @@ class CompareManyScreen(Screen[None]):
         m = message.result
         notes = [
             lit(
-                f"each cell: the candidate against the base on one metric; p adj is Holm over "
-                f"every test of the table · margin ±{m.margin * 100:g} points · seed {m.seed}",
+                f"each cell: the candidate against the base on one metric; {HOLM_ACROSS_TABLE}"
+                f" · margin ±{m.margin * 100:g} points · seed {m.seed}",
                 "dim",
             ),
             *(lit(f"! {w}", "yellow") for w in grouped_warnings(m)),
