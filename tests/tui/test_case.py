@@ -185,3 +185,20 @@ async def test_an_empty_list_shows_a_line_not_a_crash(folder, make_app) -> None:
         await pilot.press("right_square_bracket", "R", "tab", "m", "escape")
         await pilot.pause()
         assert not isinstance(app.screen, CaseScreen)
+
+
+async def test_a_single_run_s_case_does_not_offer_a_b_to_switch_to(folder, make_app) -> None:
+    """`tab A/B` was on the key line of a one-run case, where it did nothing; with A and B it
+    is there."""
+    from ragtui.tui.widgets.key_bar import KeyBar
+
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_case(app, pilot, CaseScreen(ids["baseline"], LIST, 0, metric="faithfulness"))
+        assert "A/B" not in widget_text(app.screen.query_one(KeyBar))
+        await pilot.press("escape")
+        await wait_ready(app, pilot)
+        both = CaseScreen(ids["small-generator"], LIST, 0, other_run_id=ids["baseline"])
+        await open_case(app, pilot, both)
+        assert "A/B" in widget_text(app.screen.query_one(KeyBar))

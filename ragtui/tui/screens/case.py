@@ -445,6 +445,8 @@ class CaseScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "refresh_runs":
             return bool(self.stale)  # in the footer only when there is something to update
+        if action == "switch_side":
+            return bool(self.other_run_id)  # one run: no B to switch to (tab moves the focus)
         return True
 
     def action_step(self, delta: int) -> None:
