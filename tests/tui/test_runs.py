@@ -154,6 +154,12 @@ async def test_filter_narrows_rows_and_escape_clears(history, make_app) -> None:
         assert table.has_focus and table.shown_runs() == ["strict-rejudge"]
         await pilot.press("escape")
         assert len(table.shown_runs()) == 6
+        # nothing matches: the table is empty and the status line, first, says why
+        await pilot.press("slash", *"zzq")
+        await pilot.pause()
+        assert table.shown_runs() == []
+        status = widget_text(app.screen.query_one("#status")).strip()
+        assert status.startswith("no run matches 'zzq' · esc clears the filter · 6 runs in all")
 
 
 async def test_click_highlights_a_row(history, make_app) -> None:

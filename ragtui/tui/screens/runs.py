@@ -283,6 +283,12 @@ class RunsScreen(Screen[None]):
             out.append(f"no run files (*{SUFFIX}) in this folder", style="bold")
             out.append(" · `ragtui import FILE` brings results in; r re-scans", style="dim")
             return out
+        if self.needle and not any(
+            not line.is_group and line.matches(self.needle) for line in model.lines
+        ):  # first, or a narrow screen cuts it: an empty table must say why it is empty
+            out.append(f"no run matches {printable(self.needle)!r}", style="bold yellow")
+            out.append(f" · esc clears the filter · {len(model.runs)} runs in all", style="dim")
+            return out
         out.append("A ", style="bold green")
         out.append(
             printable(self.baseline) if self.baseline else "—", "" if self.baseline else "dim"
