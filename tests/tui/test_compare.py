@@ -338,3 +338,19 @@ async def test_the_verdict_line_names_its_test_once(sample_copy, make_app) -> No
         assert len(lines) == 1, screen_text(app)
         assert lines[0].count("sign-flip by cluster") == 1, lines[0]
         assert "· n 48 ·" in lines[0]
+
+
+async def test_the_case_list_widens_its_questions_when_the_terminal_grows(folder, make_app) -> None:
+    """From 100 to 200 columns the question column stayed as cut for 100 (about 15 cells
+    wide, 90 blank beside it) until another key refilled the list."""
+    path, ids = folder
+    app = make_app(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_compare(app, pilot, ids["baseline"], ids["small-generator"])
+        table = app.screen.query_one("#case-table", FastTable)
+        narrow = max(len(str(table.get_row_at(i)[-1])) for i in range(table.row_count))
+        await pilot.resize_terminal(200, 50)
+        await wait_ready(app, pilot)
+        table = app.screen.query_one("#case-table", FastTable)
+        wide = max(len(str(table.get_row_at(i)[-1])) for i in range(table.row_count))
+        assert wide > narrow + 30, (narrow, wide)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
@@ -152,6 +152,7 @@ class CaseList(Vertical):
         self.visible_ids: list[str] = []
         self.current: CaseFilter | None = None  # the filter shown (or on its way)
         self._swap = asyncio.Lock()
+        self._shown: tuple[pa.Table, int, bool, int] | None = None  # show's data and width
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter cases by id or question text", id="case-search")
@@ -173,8 +174,18 @@ class CaseList(Vertical):
 
     def show(self, cases: pa.Table, f: CaseFilter, total: int, short_classes: bool) -> None:
         self.current = f
+        width = self.size.width or 80
+        self._shown = (cases, total, short_classes, width)
         self.query_one("#case-holder").loading = True
-        self.refilter(cases, f, total, self.size.width or 80, short_classes)
+        self.refilter(cases, f, total, width, short_classes)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The question column is cut to the width the list had: made again at the new one
+        (it stayed 15 characters wide beside 90 empty columns after a terminal grew)."""
+        if self._shown is None or self.current is None or event.size.width == self._shown[3]:
+            return
+        cases, total, short_classes, _ = self._shown
+        self.show(cases, self.current, total, short_classes)
 
     @work(thread=True, exclusive=True, group="case-filter", exit_on_error=False)
     def refilter(
