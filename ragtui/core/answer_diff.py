@@ -2,8 +2,8 @@
 
 Tokens are words (letters/digits, with inner apostrophes) and single punctuation marks, each
 carrying the whitespace after it. Tokens compare without their whitespace: a line break that
-became a space is not a change. An equal segment carries B's literal text, so the equal and
-added segments give B's answer back exactly (A's up to whitespace in the unchanged stretches).
+became a space is not a change. An equal segment carries B's literal text and A's (`text_a`:
+they differ only in whitespace), so each side's answer comes back exactly, line breaks and all.
 """
 
 from __future__ import annotations
@@ -22,7 +22,12 @@ KINDS = ("equal", "added", "removed")
 @dataclass(frozen=True)
 class Segment:
     kind: str  # one of KINDS
-    text: str
+    text: str  # B's literal text (A's for a removed segment)
+    text_a: str | None = None  # an equal segment's text in A, where its whitespace differs
+
+    @property
+    def in_a(self) -> str:
+        return self.text if self.text_a is None else self.text_a
 
     def to_json(self) -> dict[str, str]:
         return {"kind": self.kind, "text": self.text}
@@ -42,8 +47,9 @@ class AnswerDiff:
 
     def text(self, side: str) -> str:
         """One side's text rebuilt from the segments ("a" or "b")."""
-        skip = "added" if side == "a" else "removed"
-        return "".join(s.text for s in self.segments if s.kind != skip)
+        if side == "a":
+            return "".join(s.in_a for s in self.segments if s.kind != "added")
+        return "".join(s.text for s in self.segments if s.kind != "removed")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -73,18 +79,25 @@ def diff_answers(a: str | None, b: str | None) -> AnswerDiff:
     segments: list[Segment] = []
     added = removed = 0
 
-    def emit(kind: str, parts: list[str]) -> None:
+    def emit(kind: str, parts: list[str], parts_a: list[str] | None = None) -> None:
         text = "".join(parts)
         if not text:
             return
+        text_a = None if parts_a is None else "".join(parts_a)
         if segments and segments[-1].kind == kind:
-            segments[-1] = Segment(kind, segments[-1].text + text)
+            last = segments[-1]
+            joined_a = (
+                None
+                if text_a is None and last.text_a is None
+                else last.in_a + (text if text_a is None else text_a)
+            )
+            segments[-1] = Segment(kind, last.text + text, joined_a)
         else:
-            segments.append(Segment(kind, text))
+            segments.append(Segment(kind, text, text_a if text_a != text else None))
 
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            emit("equal", tb[j1:j2])
+            emit("equal", tb[j1:j2], ta[i1:i2])
             continue
         if i2 > i1:
             removed += _count_words(ta[i1:i2])

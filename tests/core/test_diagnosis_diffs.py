@@ -95,6 +95,10 @@ def test_word_diff_of_two_answers() -> None:
     assert (d.words_added, d.words_removed) == (4, 4)
     assert d.similarity == pytest.approx(2 * 6 / 20)  # 6 of 10 tokens each side in common
     assert d.text("b") == b and d.text("a") == a
+    # each side keeps its own line breaks where only the whitespace differs (a bulleted A)
+    bulleted = diff_answers("- They need\n- manager approval.", "- They need - support approval.")
+    assert bulleted.text("a") == "- They need\n- manager approval."
+    assert bulleted.text("b") == "- They need - support approval."
     shown = word_diff((s.kind, s.text) for s in d.segments)
     assert shown == (
         "They need [-manager -]{+support +}approval and are [-issued as credit-]{+paid by card+}."

@@ -27,7 +27,7 @@ def answer_texts(diff: AnswerDiff) -> tuple[Text, Text]:
     a, b = Text(), Text()
     for seg in diff.segments:
         if seg.kind == "equal":
-            a.append_text(lit(seg.text))
+            a.append_text(lit(seg.in_a))  # A's own whitespace: its line breaks stay
             b.append_text(lit(seg.text))
         elif seg.kind == "removed":
             a.append_text(lit(seg.text, REMOVED))
