@@ -45,6 +45,7 @@ class Outcome:
     claims: tuple[Claim, ...] = ()
     error: str | None = None
     parse_failure: bool = False
+    judge_failed: bool = False  # the judge call failed (a case that cannot be graded is not)
 
     @property
     def kind(self) -> str:

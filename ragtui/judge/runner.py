@@ -33,6 +33,9 @@ from ragtui.judge.metrics import DEFAULT_METRICS, METRICS, Metric, NotGradable, 
 from ragtui.judge.prompts import combined_hash
 
 MAX_ERROR_SAMPLES = 5
+# A batch whose first cases all fail every grade the same way (a wrong model, a server that
+# answers 500 to everything) stops: going on would only spend the retries of every other case.
+STOP_AFTER_FAILED_CASES = 3
 T = TypeVar("T")
 
 
@@ -49,6 +52,7 @@ class Progress:
     errors: int = 0
     cached: int = 0  # replies served from the index cache
     case_id: str | None = None  # the case just finished
+    left_out: int = 0  # cases whose every grade failed: not written, so the next run retries them
 
 
 @dataclass
@@ -71,7 +75,13 @@ class BatchResult:
             + (f" ({p.resumed} already done)" if p.resumed else "")
             + f"; {p.scored} scored, {p.parse_failures} parse failures, {p.errors} errors"
         )
-        return text + (f"; {p.cached} from cache" if p.cached else "")
+        text += f"; {p.cached} from cache" if p.cached else ""
+        if p.left_out:
+            text += (
+                f"; {p.left_out} {'case' if p.left_out == 1 else 'cases'} left out (every grade "
+                "failed): running it again retries them"
+            )
+        return text
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -127,7 +137,7 @@ class Grader:
             except JudgeUnreachable:
                 raise  # the whole batch stops: every further call would fail the same way
             except JudgeError as exc:
-                return Outcome(metric.name, error=str(exc))
+                return Outcome(metric.name, error=str(exc), judge_failed=True)
             if self.journal is not None:  # kept the moment it arrives: a kill loses no reply
                 await asyncio.to_thread(self.journal.put, key, reply)
             if self.use_cache and self.store is not None:
@@ -265,6 +275,7 @@ async def judge_run(
     samples: list[str] = []
     seen_errors: set[str] = set()
     write_lock = asyncio.Lock()
+    failing: list[str] = []  # the errors of the cases failed in a row since the start
     try:
         todo = [c for c in cases if c.case_id not in appender.done]
         state.done = state.resumed = len(cases) - len(todo)
@@ -275,7 +286,19 @@ async def judge_run(
         async def worker() -> None:
             for case in pending:  # one shared iterator: each case goes to one worker
                 outcomes = await _all_or_none([grader.grade(m, case) for m in chosen])
-                await _append(appender, judged_case(case, outcomes), write_lock)
+                if outcomes and all(o.judge_failed for o in outcomes):
+                    # nothing graded: written, it would count as done and never be retried
+                    state.left_out += 1
+                    if state.scored + state.parse_failures == 0:
+                        failing.append(str(outcomes[-1].error))
+                        # the same failure every time is the judge's, not one case's
+                        if len(failing) >= STOP_AFTER_FAILED_CASES and len(set(failing)) == 1:
+                            raise JudgeError(
+                                f"judge {judge.name}: the first {len(failing)} cases failed "
+                                f"every grade, stopped ({failing[-1]})"
+                            )
+                else:
+                    await _append(appender, judged_case(case, outcomes), write_lock)
                 for o in outcomes:
                     if o.kind == "scored":
                         state.scored += 1
@@ -296,7 +319,7 @@ async def judge_run(
         workers = max(1, min(2 * judge.concurrency, len(todo)))
         await _all_or_none([worker() for _ in range(workers)])
     finally:
-        finished = state.done == state.total
+        finished = state.done == state.total and not state.left_out
         empty = not appender.done
 
         async def close() -> None:

@@ -196,7 +196,8 @@ def test_api_key_never_written_or_logged(tmp_path: Path, server: FakeJudge) -> N
     server.required_key = "something-else"  # now every call is refused with 401
     outputs.append(invoke("rejudge", "cand", str(runs), "--judge", "local", env=env))
     assert [r.exit_code for r in outputs[:2]] == [0, 0], outputs[0].output + outputs[1].output
-    assert "HTTP 401" in outputs[3].stdout  # the refusal is reported...
+    # the refusal is reported (every grade refused the same way: the batch stops at once)...
+    assert outputs[3].exit_code == 1 and "HTTP 401" in outputs[3].stderr
     assert all(r.headers.get("authorization") == f"Bearer {SECRET}" for r in server.chat_requests())
     for r in outputs:  # ...but never with the key
         assert SECRET not in r.output

@@ -197,13 +197,46 @@ async def test_unknown_case_is_an_error(store: Store, fake_judge: FakeJudge) -> 
         await judge_run(store, "base", judge(fake_judge), case_ids=["nope"])
 
 
-async def test_server_errors_after_retries_are_case_errors(store: Store, fake_judge: FakeJudge):
+async def test_a_case_whose_every_grade_failed_is_retried_by_the_next_run(
+    store: Store, fake_judge: FakeJudge
+) -> None:
+    """A case the judge could not grade at all (500s after the retries) is counted and left
+    out of the file: written, it counted as done, so fixing the server and running the batch
+    again changed nothing. The next run grades it, and only it."""
     fake_judge.when("ANSWER-02", Fault(500, body="overloaded"))
     result = await judge_run(store, "base", judge(fake_judge), metrics=["faithfulness"])
     cases = {c.case_id: c for c in read_run_file(result.path).cases}
-    assert "HTTP 500: overloaded (after 2 attempts)" in cases["case-02"].errors["faithfulness"]
-    assert (result.progress.scored, result.progress.errors) == (5, 1)
-    assert store.scores([result.run_id]).to_pylist()[2]["error"] is not None
+    assert "case-02" not in cases and len(cases) == 5
+    assert (result.progress.scored, result.progress.errors, result.progress.left_out) == (5, 1, 1)
+    assert "HTTP 500: overloaded (after 2 attempts)" in result.error_samples[0]
+    assert result.summary().endswith(
+        "; 1 case left out (every grade failed): running it again retries them"
+    )
+    fake_judge.reset()  # the server mended (and its request log emptied)
+    again = await judge_run(store, "base", judge(fake_judge), metrics=["faithfulness"])
+    assert (again.progress.resumed, again.progress.scored, again.progress.left_out) == (5, 1, 0)
+    assert len(fake_judge.chat_requests()) == 1  # case-02 alone
+    assert (
+        "faithfulness" in {c.case_id: c for c in read_run_file(again.path).cases}["case-02"].scores
+    )
+
+
+async def test_a_judge_that_fails_every_grade_stops_the_batch_and_writes_nothing(
+    store: Store, fake_judge: FakeJudge
+) -> None:
+    """A wrong model or a server answering 500 to everything: the batch stops after its first
+    cases, with one line, instead of spending every retry of every case (474 s in an audit)
+    and leaving a run made only of errors."""
+    from ragtui.judge.client import JudgeError
+    from ragtui.judge.runner import STOP_AFTER_FAILED_CASES
+
+    fake_judge.script(*[Fault(500, body="down for maintenance")] * 100)
+    with pytest.raises(JudgeError) as info:
+        await judge_run(store, "base", judge(fake_judge), metrics=["faithfulness"])
+    message = str(info.value)
+    assert message.startswith(f"judge j1: the first {STOP_AFTER_FAILED_CASES} cases failed every")
+    assert "HTTP 500: down for maintenance" in message
+    assert not list(store.folder.glob("base--rejudge-*"))  # no run of errors left behind
 
 
 async def test_unreachable_judge_stops_the_batch(store: Store) -> None:
@@ -266,8 +299,8 @@ async def test_slow_replies_beyond_the_timeout_are_counted_errors(
         store, "base", judge(fake_judge, timeout=0.2), metrics=["faithfulness"]
     )
     cases = {c.case_id: c for c in read_run_file(result.path).cases}
-    assert "no reply from" in cases["case-01"].errors["faithfulness"]
-    assert "faithfulness" not in cases["case-01"].scores
+    assert "case-01" not in cases  # left out: the next run retries it
+    assert "no reply from" in result.error_samples[0]
     assert (result.progress.scored, result.progress.errors) == (5, 1)
 
 

@@ -92,7 +92,8 @@ async def test_a_huge_reply_in_a_batch_is_that_grade_error_and_never_cached(
             store, "base", judge(fake_judge, concurrency=1), metrics=["faithfulness"]
         )
         cases = {c.case_id: c for c in read_run_file(result.path).cases}
-        assert "sent a reply over" in cases["c2"].errors["faithfulness"]
+        assert "c2" not in cases  # its only grade failed: left out, retried by the next run
+        assert any("sent a reply over" in line for line in result.error_samples)
         assert {cid for cid, c in cases.items() if "faithfulness" in c.scores} == {"c0", "c1", "c3"}
         # the reply cache holds the three good replies and nothing for c2
         cfg = judge(fake_judge, concurrency=1)
