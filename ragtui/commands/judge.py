@@ -148,7 +148,8 @@ def rejudge_command(
     concurrency: int | None,
     as_json: bool,
 ) -> None:
-    """Re-judge RUN with another judge; writes a new `rejudge` run and resumes if interrupted."""
+    """Re-judge RUN with another judge; writes a new `rejudge` run and resumes if interrupted
+    (cases whose every grade failed are retried)."""
     with open_ws(writable_folder(pick_folder(path, path_option))) as workspace:
         config = workspace.require_config()
         judge = pick_judge(config, judge_name, provider, url, model, timeout, concurrency)
@@ -174,13 +175,14 @@ def rejudge_command(
                 "scored": p.scored,
                 "parse_failures": p.parse_failures,
                 "errors": p.errors,
+                "left_out": p.left_out,
                 "cached": p.cached,
                 "seconds": round(result.seconds, 3),
                 "notices": notices,
             }
             emit_json(summary, workspace)
-            return
-    _report(result)
+        else:
+            _report(result)
 
 
 @click.command("judges")
