@@ -232,6 +232,9 @@ def run_path(cur: Cursor, run_id: str, folder: Path) -> Path:
     return Path(os.fsdecode(row[0]))
 
 
+DERIVED = "--"  # between a parent's id and what a run made from it adds (judge/runner.py)
+
+
 def resolve_run(cur: Cursor, ref: str, folder: Path) -> str:
     """A run id from an id, a name (of one run), or a prefix of one run id.
 
@@ -240,11 +243,16 @@ def resolve_run(cur: Cursor, ref: str, folder: Path) -> str:
     """
     if cur.execute("SELECT 1 FROM runs WHERE run_id = ?", [ref]).fetchone():
         return ref
-    named = _ids(cur, "SELECT run_id FROM runs WHERE name = ? ORDER BY created_at, run_id", ref)
+    # A run ragtui made from another (PARENT--rejudge-…, keeping PARENT's name) does not make
+    # PARENT's name or a prefix of its id ambiguous: `rejudge topk5` typed again to resume must
+    # not be refused because its own first batch now matches too. The parent is meant.
+    named = _parents(
+        _ids(cur, "SELECT run_id FROM runs WHERE name = ? ORDER BY created_at, run_id", ref)
+    )
     if len(named) == 1:
         return named[0]
-    prefixed = _ids(
-        cur, "SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id", ref
+    prefixed = _parents(
+        _ids(cur, "SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id", ref)
     )
     if len(prefixed) == 1 and not named:
         return prefixed[0]
@@ -258,6 +266,11 @@ def resolve_run(cur: Cursor, ref: str, folder: Path) -> str:
         shown = ", ".join(matches[:8]) + (", ..." if len(matches) > 8 else "")
         raise RunNotFoundError(f"run {ref!r} is ambiguous: {what} ({shown}); give a full run id")
     raise RunNotFoundError(f"no run {ref!r} in {folder} (give a run id, a unique prefix or a name)")
+
+
+def _parents(ids: list[str]) -> list[str]:
+    """`ids` without those made from another of them (PARENT--…)."""
+    return [r for r in ids if not any(r.startswith(p + DERIVED) for p in ids if p != r)]
 
 
 def _ids(cur: Cursor, sql: str, ref: str) -> list[str]:

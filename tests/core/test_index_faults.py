@@ -116,6 +116,29 @@ def test_an_ambiguous_prefix_is_an_error_listing_the_matches(tmp_path: Path) -> 
         assert store.resolve_run("other") == "other-1"  # a name of one run
 
 
+def test_a_prefix_of_a_run_is_not_made_ambiguous_by_the_runs_made_from_it(
+    tmp_path: Path,
+) -> None:
+    """`rejudge topk5` writes topk5-2026-11-09--rejudge-…; typed again to resume, "topk5" was
+    refused as ambiguous. Runs made from a run (PARENT--…) do not count against its prefix;
+    two runs of their own still do, and so do two re-judges of one run."""
+    make_run(tmp_path, "topk5-2026-11-09")
+    make_run(tmp_path, "topk5-2026-11-09--rejudge-fake-20261201t000000")
+    make_run(tmp_path, "topk5-2026-11-09--rerun-fake-1-20261201t000000")
+    make_run(tmp_path, "exp-10")
+    make_run(tmp_path, "exp-11--rejudge-fake-20261201t000000")
+    make_run(tmp_path, "exp-12")
+    with Store.open(tmp_path) as store:
+        assert store.resolve_run("topk5") == "topk5-2026-11-09"
+        assert store.resolve_run("topk5-2026-11-09--rej") == (
+            "topk5-2026-11-09--rejudge-fake-20261201t000000"
+        )
+        with pytest.raises(RunNotFoundError, match="'topk5-2026-11-09--' starts 2 run ids"):
+            store.resolve_run("topk5-2026-11-09--")
+        with pytest.raises(RunNotFoundError, match="'exp-1' starts 3 run ids"):
+            store.resolve_run("exp-1")  # exp-11's re-judge has no parent here: it counts
+
+
 def test_a_name_several_runs_share_is_an_error_listing_them(tmp_path: Path) -> None:
     # make_run names a run by its id up to the first "-": both are named "base"
     make_run(tmp_path, "base-a", created_at="2026-11-01T10:00:00Z")
