@@ -19,6 +19,7 @@ from ragtui.tui.screens.case import CaseScreen
 from ragtui.tui.screens.compare import CompareScreen
 from ragtui.tui.screens.noise import NoiseScreen
 from ragtui.tui.screens.rejudge import RejudgeCaseScreen, RejudgeRunScreen
+from ragtui.tui.widgets.run_table import RunTable
 from tests.fakejudge import FakeJudge, Reply
 from tests.tui.conftest import wait_ready, widget_text
 from tests.tui.history_b import WORST, screen_text, write_history
@@ -212,6 +213,11 @@ async def test_stopping_a_run_rejudge_keeps_finished_cases_and_resumes(tmp_path,
             files = list(path.glob(f"{ids['baseline']}--rejudge-*.ragtui.jsonl"))
             kept = len(files[0].read_text().splitlines()) - 1
             assert 1 <= kept < 40
+            # back on Runs, the stopped batch is listed as it now is: not "(running)" for good
+            await wait_ready(app, pilot)
+            table = app.screen.query_one(RunTable)
+            stopped = next(r for r in table.shown_runs() if "--rejudge-" in r)
+            assert table.text(stopped, "kind") == "rejudge", table.text(stopped, "kind")
             calls = len(slow.chat_requests())
             assert calls < 40 * 3
             # J again: the finished cases are not judged twice (no need to be slow now)

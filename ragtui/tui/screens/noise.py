@@ -162,6 +162,9 @@ class NoiseScreen(JudgeBatch, Screen[None]):
                 against=self.against,
                 progress=self._progress,
             )
+        except asyncio.CancelledError:  # stopped: list the partial reruns as they now are
+            self.app.refresh_folder()  # type: ignore[attr-defined]
+            raise
         except RagtuiError as err:
             self.on_judge_batch_failed(JudgeBatch.Failed(str(err)))
             return

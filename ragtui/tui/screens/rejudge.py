@@ -247,6 +247,11 @@ class RejudgeRunScreen(JudgeBatch, Screen[None]):
             result = await rejudge(
                 store, self.run_id, choice.judge, metrics=choice.metrics, progress=self._progress
             )
+        except asyncio.CancelledError:
+            # stopped (esc): the batch closed its file and indexed it on the way out; the Runs
+            # screen listed the runs before that, with this one still running
+            self.app.refresh_folder()  # type: ignore[attr-defined]
+            raise
         except RagtuiError as err:
             self.on_judge_batch_failed(JudgeBatch.Failed(str(err)))
             return
