@@ -73,15 +73,21 @@ def runs_command(path: str | None, path_option: str | None, as_json: bool) -> No
     Console(highlight=False, width=max(shutil.get_terminal_size().columns, 240)).print(table)
     legend = ", ".join(f"{shorts[m]} = {m}" for m in metrics)
     click.echo(
-        one_line(f"means in points (0-100); — = no scores; (n err) = n scores failed; {legend}")
+        one_line(
+            "means in points (0-100); — = no scores; !n = n parse failures (scored 0); "
+            f"(n err) = n scores failed; {legend}"
+        )
     )
 
 
 def _mean_cell(row: RunRow, metric: str) -> str:
-    """The mean in points, and beside it how many scores failed (never averaged in as 0)."""
+    """The mean in points, with the parse failures it counts as 0 (`!n`, as on the Runs
+    screen), and beside it how many scores failed (never averaged in as 0)."""
     mean = row.listed_means.get(metric)
     errors = row.errors.get(metric, 0)
+    failures = row.parse_failures.get(metric, 0)
     text = "—" if mean is None else pts(mean)
+    text += f" !{failures}" if failures else ""
     return f"{text} ({errors} err)" if errors else text
 
 

@@ -240,7 +240,7 @@ def test_a_non_result_file_is_mentioned_once_in_one_short_line(tmp_path: Path) -
 
 def test_runs_lists_kind_and_n_as_the_runs_screen_does(tmp_path: Path) -> None:
     """The demo's aggregate-only run: kind "summary" and N "—" on both (the CLI said N 0,
-    a count of cases the run never had)."""
+    a count of cases the run never had); parse failures marked `!n` on both."""
     import shutil
 
     folder = tmp_path / "runs"
@@ -263,3 +263,5 @@ def test_runs_lists_kind_and_n_as_the_runs_screen_does(tmp_path: Path) -> None:
         "eval",
         "48",
     )
+    # the 3 parse failures counted as 0 in this mean are marked, as on the Runs screen
+    assert table["strict-topk5-2026-11-26"]["ctx rec"] == "98.9 !3 (3 err)"
