@@ -71,7 +71,7 @@ class BatchResult:
         p = self.progress
         judged = p.done - p.resumed
         text = (
-            f"{self.run_id}: {judged} cases judged"
+            f"{self.run_id}: {judged} {'case' if judged == 1 else 'cases'} judged"
             + (f" ({p.resumed} already done)" if p.resumed else "")
             + f"; {p.scored} scored, {p.parse_failures} parse failures, {p.errors} errors"
         )

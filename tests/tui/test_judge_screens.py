@@ -95,7 +95,7 @@ async def test_rejudge_case_shows_old_and_new_verdicts(runs, fake, make_app) -> 
         text = screen_text(app)
         assert "Before · qwen2.5:7b · small-generator" in text
         assert "After · fake · judge-1" in text
-        assert "1 cases judged; 3 scored, 0 parse failures, 0 errors" in text
+        assert "1 case judged; 3 scored, 0 parse failures, 0 errors" in text
         requests = fake.chat_requests()
         assert len(requests) == 3  # one call per metric, for this one case
         assert all("more than 7 days after renewal" in r.prompt for r in requests)
