@@ -173,13 +173,14 @@ class TrendsScreen(Screen[None]):
             self._cost_table(table, metric, points)
             return
         self.query_one(TrendPlot).draw(printable(metric), series)
-        for label in ("config", "runs", "latest", "95% CI", "rerun spread", "worst 10%", "errors"):
+        labels = [dot_label(i, one.name) for i, one in enumerate(series)]
+        table.add_column("config", key="config", width=_width("config", labels))
+        for label in ("runs", "latest", "95% CI", "rerun spread", "worst 10%", "errors"):
             table.add_column(label, key=label)
         table.add_column("config key", key="config key")
         for i, one in enumerate(series):
             last = one.points[-1]
-            label = Text("● ", style=rich_color(i))
-            label.append(printable(one.name))  # the config key has its own column here
+            label = labels[i]  # the config key has its own column here
             ci = "—" if last.ci_low is None else f"[{pts(last.ci_low)}, {pts(last.ci_high)}]"
             latest = pts(last.mean) + (" (stated)" if last.stated else "")
             spread = one.spread
@@ -196,16 +197,15 @@ class TrendsScreen(Screen[None]):
             )
 
     def _cost_table(self, table: DataTable, metric: str, points: list[CostPoint]) -> None:
-        table.add_column("config", key="config")
+        labels = [dot_label(i, p.label) for i, p in enumerate(points)]
+        table.add_column("config", key="config", width=_width("config", labels))
         table.add_column("runs", key="runs")
         table.add_column(Text(printable(metric)), key="quality")
         for field in COST_FIELDS:
             table.add_column(COST_LABELS[field].removeprefix("mean ").removesuffix(" (ms)"))
         for i, p in enumerate(points):
-            label = Text("● ", style=rich_color(i))
-            label.append(printable(p.label))
             cells = [
-                label,
+                labels[i],
                 Text(str(p.runs), justify="right"),
                 Text(pts(p.quality), justify="right"),
             ]
@@ -229,3 +229,16 @@ class TrendsScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+def dot_label(i: int, name: str) -> Text:
+    """A config's name after the dot of its colour on the plot."""
+    label = Text("● ", style=rich_color(i))
+    label.append(printable(name))
+    return label
+
+
+def _width(header: str, cells: list[Text]) -> int:
+    """The config column sized to its names (measured, it was at times left at the header's
+    width after a view switch: '● stri' for strict-prompt)."""
+    return max([len(header), *(c.cell_len for c in cells)])
