@@ -309,4 +309,5 @@ def _noise_json(check: NoiseCheck) -> dict[str, Any]:
         "reruns": check.reruns,
         "noise": [metric(m) for m in check.noise],
         "comparison": None if check.comparison is None else check.comparison.to_json(),
+        "note": check.note,  # which judge the floor is, how B was made like-for-like
     }

@@ -169,14 +169,28 @@ async def noise_check(
     have = await asyncio.to_thread(store.metrics, group)
     names = [m for m in metrics if m in set(have)] if metrics else have
     noise = await asyncio.to_thread(rerun_noise, store, group, names)
-    comparison, note = None, None
+    comparison, note = None, await asyncio.to_thread(_other_judge, store, parent_id, group[0])
     if against:
         reruns_of_parent = await asyncio.to_thread(store.reruns, group[0])
         # A: the parent when the reruns replicate it (same judge), else the first rerun
         a_ref = parent_id if parent_id in reruns_of_parent else group[0]
-        b_ref, note = await _like_for_like(store, against, judge, names, group[0], progress)
+        b_ref, like = await _like_for_like(store, against, judge, names, group[0], progress)
+        note = " · ".join(n for n in (note, like) if n) or None
         comparison = await _compare(workspace, a_ref, b_ref, names)
     return NoiseCheck(parent_id, group, batches, noise, comparison, before, note)
+
+
+def _other_judge(store: Store, run_id: str, rerun_id: str) -> str | None:
+    """A line when the noise judge is not the one that graded the run: the floor is that
+    judge's, which the run's own judge need not share."""
+    run, rerun = store.run(run_id), store.run(rerun_id)
+    if (run.judge.model, run.judge.prompt_hash) == (rerun.judge.model, rerun.judge.prompt_hash):
+        return None
+    # the shells show it through their neutraliser, as every line here
+    return (
+        f"the noise floor is {rerun.judge.model}'s: {run_id} was graded by "
+        f"{run.judge.model or 'an unknown judge'}, whose own noise may differ"
+    )
 
 
 async def full_noise_check(

@@ -253,6 +253,9 @@ def test_noise_prints_floor_and_verdict(tmp_path: Path, server: FakeJudge) -> No
     # 3 reruns of base, then cand re-judged by the same judge for a like-for-like verdict
     assert len(server.chat_requests()) == 36 + 12
     assert "B re-judged by ollama-judge-1" in result.stdout
+    # the floor is the noise judge's, and base was graded by another: said, not implied
+    assert "the noise floor is judge-1's: base was graded by " in result.stdout
+    assert "whose own noise may differ" in result.stdout
     assert re.search(r"faithfulness: reruns [\d. /]+ · noise floor ±\d+\.\d points", result.stdout)
     assert "vs  B" in result.stdout and "faithfulness" in result.stdout
 
