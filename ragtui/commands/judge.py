@@ -119,7 +119,10 @@ def _report(result: BatchResult) -> None:
     click.echo(one_line(result.summary()))
     for sample in result.error_samples:
         click.echo(f"  {one_line(sample)}")
-    if result.path.exists():
+    p = result.progress
+    if result.path.exists() and p.done - p.resumed - p.left_out == 0:  # nothing appended
+        click.echo(f"nothing new written to {one_line(str(result.path))}")
+    elif result.path.exists():
         click.echo(f"wrote {one_line(str(result.path))}")
     else:
         click.echo("nothing judged: no run written")

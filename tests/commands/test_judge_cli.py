@@ -81,6 +81,8 @@ def test_rejudge_adhoc(tmp_path: Path, server: FakeJudge) -> None:
     )
     summary = json.loads(again.stdout)
     assert summary["resumed"] == 8 and summary["scored"] == 0 and len(server.chat_requests()) == 8
+    third = invoke("rejudge", "base", str(runs), "--metric", "faithfulness", *adhoc(server))
+    assert third.stdout.splitlines()[-1] == f"nothing new written to {path}"  # not "wrote"
 
 
 def test_the_demo_history_is_never_written_and_the_line_says_what_to_do(
