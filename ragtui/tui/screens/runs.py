@@ -283,11 +283,12 @@ class RunsScreen(Screen[None]):
             out.append(f"no run files (*{SUFFIX}) in this folder", style="bold")
             out.append(" · `ragtui import FILE` brings results in; r re-scans", style="dim")
             return out
-        if self.needle and not any(
-            not line.is_group and line.matches(self.needle) for line in model.lines
-        ):  # first, or a narrow screen cuts it: an empty table must say why it is empty
+        runs = len(model.runs)
+        shown = sum(1 for line in model.lines if not line.is_group and line.matches(self.needle))
+        if self.needle and not shown:
+            # first, or a narrow screen cuts it: an empty table must say why it is empty
             out.append(f"no run matches {printable(self.needle)!r}", style="bold yellow")
-            out.append(f" · esc clears the filter · {len(model.runs)} runs in all", style="dim")
+            out.append(f" · esc clears the filter · {runs} runs in all", style="dim")
             return out
         out.append("A ", style="bold green")
         out.append(
@@ -301,9 +302,7 @@ class RunsScreen(Screen[None]):
         else:
             out.append("—", style="dim")
         out.append("   ")
-        runs = len(model.runs)
         groups = len({line.group for line in model.lines})
-        shown = sum(1 for line in model.lines if not line.is_group and line.matches(self.needle))
         count = f"{shown} of {runs} runs" if self.needle else f"{runs} runs"
         out.append(f"{count} in {groups} configs", style="dim")
         if self.needle:  # before the legend, so a narrow terminal still shows it
