@@ -232,7 +232,7 @@ def run_path(cur: Cursor, run_id: str, folder: Path) -> Path:
     return Path(os.fsdecode(row[0]))
 
 
-DERIVED = "--"  # between a parent's id and what a run made from it adds (judge/runner.py)
+DERIVED = "--"  # between a parent's id and what a run ragtui made from it adds (a re-judge)
 
 
 def resolve_run(cur: Cursor, ref: str, folder: Path) -> str:

@@ -25,6 +25,7 @@ from ragtui.config import JudgeConfig
 from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Case, JudgeInfo, Run, derive_config_key
 from ragtui.core.paths import resumable_run_path
+from ragtui.core.queries import DERIVED
 from ragtui.core.runfile import RunFileAppender, iter_run_file
 from ragtui.core.store import Store
 from ragtui.judge.client import JudgeClient, JudgeError, JudgeUnreachable
@@ -201,7 +202,7 @@ def batch_run(
         prompt_hash,
     ]
     stamp = _sha(json.dumps(material))[:6]
-    run_id = f"{parent.id}--{kind}-{_slug(judge.name)}-{stamp}"
+    run_id = f"{parent.id}{DERIVED}{kind}-{_slug(judge.name)}-{stamp}"
     name = f"{parent.name} · {judge.name}"
     if index is not None:
         run_id += f"-{index}"

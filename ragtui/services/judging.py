@@ -17,6 +17,7 @@ from ragtui.config_values import number
 from ragtui.core.compare import Comparison
 from ragtui.core.errors import RagtuiError, UnknownMetricError
 from ragtui.core.model import Run
+from ragtui.core.queries import DERIVED
 from ragtui.core.store import Store
 from ragtui.judge.client import JudgeClient
 from ragtui.judge.noise import MetricNoise, pipeline_rerun, rerun_noise
@@ -180,11 +181,16 @@ async def noise_check(
     return NoiseCheck(parent_id, group, batches, noise, comparison, before, note)
 
 
+def _same_judge(a: Run, b: Run) -> bool:
+    """Graded by the same judge model with the same prompts."""
+    return (a.judge.model, a.judge.prompt_hash) == (b.judge.model, b.judge.prompt_hash)
+
+
 def _other_judge(store: Store, run_id: str, rerun_id: str) -> str | None:
     """A line when the noise judge is not the one that graded the run: the floor is that
     judge's, which the run's own judge need not share."""
     run, rerun = store.run(run_id), store.run(rerun_id)
-    if (run.judge.model, run.judge.prompt_hash) == (rerun.judge.model, rerun.judge.prompt_hash):
+    if _same_judge(run, rerun):
         return None
     # the shells show it through their neutraliser, as every line here
     return (
@@ -227,7 +233,7 @@ async def full_noise_check(
             store,
             parent,
             config.rerun_command,
-            f"{parent.id}--full-{stamp}-{i}",
+            f"{parent.id}{DERIVED}full-{stamp}-{i}",
             on_line=None if on_line is None else (lambda line: on_line(f"  | {line}")),
             timeout=config.rerun_timeout,
         )
@@ -268,7 +274,7 @@ async def _like_for_like(
         return b_id, store.run(b_id), store.run(rerun_id)
 
     b_id, b, rerun = await asyncio.to_thread(runs)
-    if (b.judge.model, b.judge.prompt_hash) == (rerun.judge.model, rerun.judge.prompt_hash):
+    if _same_judge(b, rerun):
         return b_id, None
     label = f"re-judging B ({b.name}) with {judge.name}"
     result = await judge_run(
