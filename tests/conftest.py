@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 import textual._wait
+from textual._context import visible_screen_stack
+from textual.app import App
 from textual.css.stylesheet import Stylesheet
+from textual.screen import Screen
 
 from ragtui.core.workers import cores
 
@@ -43,6 +46,52 @@ def _shared_parse_rules(self: Stylesheet, css: str, read_from, *args, **kwargs):
 
 
 Stylesheet._parse_rules = _shared_parse_rules  # type: ignore[method-assign]
+
+# A headless app composes every changed region of every frame into an update that its driver
+# then throws away (a third of a TUI test's CPU). The app is left to run as it would; only that
+# discarded update is skipped. What a test reads off the screen, and every snapshot, is drawn
+# afresh by the real compositor (tests/tui/history_b.screen_lines, Textual's screenshots), and
+# each app's last screen is drawn in full as the test closes it, so a widget that fails to
+# draw still fails its test. Tests marked `paint_every_frame` (those that feed hostile text to
+# the screens) have every frame drawn, as in a terminal.
+_PAINT_EVERY_FRAME = False
+_compositor_refresh = Screen._compositor_refresh
+_shutdown = App._shutdown
+
+
+def _refresh_unless_discarded(self: Screen) -> None:  # type: ignore[type-arg]
+    app = self.app
+    if app.is_headless and self is app.screen and not _PAINT_EVERY_FRAME:
+        self._compositor._dirty_regions.clear()
+        self._dirty_widgets.clear()
+        return
+    _compositor_refresh(self)
+
+
+async def _shutdown_after_last_frame(self: App) -> None:  # type: ignore[type-arg]
+    failure = None
+    if self.is_headless and self._screen_stack:
+        try:
+            visible_screen_stack.set(self._background_screens)
+            self.screen._compositor.render_update(full=True)
+        except Exception as exc:  # raised by run_test, as a failure while running would be
+            failure = exc
+    await _shutdown(self)
+    if failure is not None and self._exception is None:
+        self._exception = failure
+
+
+Screen._compositor_refresh = _refresh_unless_discarded  # type: ignore[method-assign]
+App._shutdown = _shutdown_after_last_frame  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def paint_every_frame(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    global _PAINT_EVERY_FRAME
+    _PAINT_EVERY_FRAME = request.node.get_closest_marker("paint_every_frame") is not None
+    yield
+    _PAINT_EVERY_FRAME = False
+
 
 # PYTHONDONTWRITEBYTECODE=1 (set on this machine) makes every test worker, and every `ragtui`
 # a test starts, compile ragtui and rewrite the tests' asserts again: 3.5 s of CPU a worker.

@@ -25,6 +25,9 @@ from tests.security.hostile import CASE, METRIC, NEVER, RUN_A, RUN_B, evil, writ
 from tests.tui.conftest import wait_ready
 from tests.tui.history_b import screen_segments, screen_text
 
+# hostile text must never break a frame, so every frame is drawn (tests/conftest.py)
+pytestmark = pytest.mark.paint_every_frame
+
 
 def dangerous(text: str) -> list[str]:
     bad = [c for c in text if (ord(c) < 32 and c not in "\n") or c in NEVER or c == "\x7f"]

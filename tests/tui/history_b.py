@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from textual._context import visible_screen_stack
+
 from ragtui.core.model import Case, Chunk, Claim, DatasetInfo, JudgeInfo, Run, Score
 from ragtui.core.runfile import write_run_file
 
@@ -194,9 +196,16 @@ def write_history(folder: Path) -> dict[str, str]:
 # ---------------------------------------------------------------- reading the screen
 
 
+def screen_strips(app) -> list:  # type: ignore[no-untyped-def]
+    """The current screen drawn afresh by its real compositor, over the screens it covers (as
+    Textual's own screenshots do: a modal screen's backdrop is the screens beneath it)."""
+    visible_screen_stack.set(app._background_screens)
+    return app.screen._compositor.render_strips()
+
+
 def screen_lines(app) -> list[str]:  # type: ignore[no-untyped-def]
     """The screen as the terminal would show it, one string per row (from the real compositor)."""
-    return ["".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()]
+    return ["".join(seg.text for seg in strip) for strip in screen_strips(app)]
 
 
 def screen_text(app) -> str:  # type: ignore[no-untyped-def]
@@ -205,4 +214,4 @@ def screen_text(app) -> str:  # type: ignore[no-untyped-def]
 
 def screen_segments(app) -> list:  # type: ignore[no-untyped-def]
     """Every rendered segment (text + style) of the current screen."""
-    return [seg for strip in app.screen._compositor.render_strips() for seg in strip]
+    return [seg for strip in screen_strips(app) for seg in strip]

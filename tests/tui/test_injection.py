@@ -20,6 +20,9 @@ from ragtui.tui.screens.compare import CompareScreen
 from tests.tui.conftest import wait_ready
 from tests.tui.history_b import screen_segments, screen_text
 
+# hostile text must never break a frame, so every frame is drawn (tests/conftest.py)
+pytestmark = pytest.mark.paint_every_frame
+
 EVIL = (
     "[bold red]x[/] [link=http://evil]y[/link] \x1b[31m \x1b[2J "
     "\x1b]8;;http://evil\x07z\x1b]8;;\x07 \x1b]0;title\x07"
