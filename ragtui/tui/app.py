@@ -149,9 +149,11 @@ class RagtuiApp(App[None]):
             self.notify(f"stopped watching {self.folder}: {exc}", severity="warning", markup=False)
 
     @work(thread=True, exclusive=True, group="refresh")
-    def refresh_folder(self, *, asked: bool = False) -> None:
+    def refresh_folder(self, *, asked: bool = False, relist: bool = False) -> None:
         """Re-index what changed (the watch and the `r` key), then tell every screen; `asked`
-        (the `r` key): also say what the re-scan found, nothing included."""
+        (the `r` key): also say what the re-scan found, nothing included. `relist` (a stopped
+        batch, which indexed its own file on the way out, maybe after Runs listed it as still
+        running): every screen lists the runs anew even when the re-scan finds nothing."""
         if self.workspace is None:
             return
         try:
@@ -159,17 +161,17 @@ class RagtuiApp(App[None]):
         except Exception as exc:  # a worker reports its failure; it never ends the app
             self.call_from_thread(self.notify, str(exc), severity="error", markup=False)
             return
-        self.call_from_thread(self._folder_refreshed, changes)
+        self.call_from_thread(self._folder_refreshed, changes, relist)
         if asked:
             found = rescan_text(len(changes.changed), len(changes.removed), len(changes.failed))
             self.call_from_thread(self.notify, found, title="re-scanned")
 
-    def _folder_refreshed(self, changes: FolderChanges) -> None:
+    def _folder_refreshed(self, changes: FolderChanges, relist: bool = False) -> None:
         for line in changes.notices:
             self.notify(line, title="notice", severity="warning", timeout=10, markup=False)
         for line in changes.failed:
             self.notify(line, title="skipped file", severity="error", timeout=15, markup=False)
-        if changes.any:
+        if changes.any or relist:
             for screen in self.screen_stack:
                 screen.post_message(RunsChanged(changes.changed, changes.removed))
 

@@ -13,7 +13,14 @@ from ragtui.core.runfile import SUFFIX
 from ragtui.tui.screens.runs import RunsScreen
 from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.run_table import RunTable
-from tests.tui.conftest import JUDGE, METRICS, history_cases, wait_ready, widget_text
+from tests.tui.conftest import (
+    JUDGE,
+    METRICS,
+    history_cases,
+    wait_ready,
+    widget_text,
+    write_history,
+)
 
 
 def file_means(folder: Path) -> dict[str, dict[str, float]]:
@@ -290,6 +297,76 @@ async def test_parse_failures_running_and_summary_runs_are_marked(tmp_path, make
             assert cell(table, "summary", "run") == "─ summary (summary)"
             assert cell(table, "summary", "N") == "—"
             assert cell(table, "summary", "m:faithfulness").split()[-1] == "62.5"
+
+
+async def test_a_batch_that_indexed_its_own_end_is_listed_finished(tmp_path, make_app) -> None:
+    """A stopped batch closes its file and indexes it itself, at a moment of its own: the
+    folder's re-scan after it then finds nothing new, and Runs must not keep the run listed as
+    running (as it did when Runs had listed it just before)."""
+    import asyncio
+
+    from ragtui.core.runwrite import RunFileAppender
+
+    folder = write_history(tmp_path / "runs")
+    live = Run(id="live", name="live", created_at="2026-11-30T00:00:00Z", config_key="cfg-live")
+    out = RunFileAppender(folder / f"live{SUFFIX}", live)
+    out.append(history_cases(1, 0.8, seed=3)[0])
+    app = make_app(folder)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        assert cell(table, "live", "run") == "─ live (running)"
+        out.close()  # the batch stops: its file is closed and indexed on the way out
+        await asyncio.to_thread(app.workspace.store.index_file, folder / f"live{SUFFIX}")
+        app.refresh_folder(relist=True)  # what a stopped batch's screen asks for
+        await wait_ready(app, pilot)
+        assert cell(table, "live", "run") == "─ live"
+        assert cell(table, "live", "N") == "1"
+
+
+async def test_an_older_listing_that_lands_last_is_not_shown(
+    tmp_path, make_app, monkeypatch
+) -> None:
+    """Two listings in flight (a re-scan while Runs was still listing): the older one, read
+    before the index changed, may finish after the newer one, and must not replace it."""
+    import asyncio
+    import time
+
+    from ragtui.core.runwrite import RunFileAppender
+    from ragtui.tui.screens import runs as runs_screen
+
+    folder = write_history(tmp_path / "runs")
+    live = Run(id="live", name="live", created_at="2026-11-30T00:00:00Z", config_key="cfg-live")
+    out = RunFileAppender(folder / f"live{SUFFIX}", live)
+    out.append(history_cases(1, 0.8, seed=3)[0])
+    app = make_app(folder)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_ready(app, pilot)
+        read, landed = asyncio.Event(), []
+        real = runs_screen.load_model
+
+        def slow_first(store):  # type: ignore[no-untyped-def]
+            model = real(store)
+            if not landed:  # the first listing is read now and lands a second later
+                landed.append(model)
+                app.call_from_thread(read.set)
+                time.sleep(1.0)
+                app.call_from_thread(landed.append, model)  # (queued just before it lands)
+            return model
+
+        monkeypatch.setattr(runs_screen, "load_model", slow_first)
+        screen = app.screen
+        screen.load_runs(app.workspace.store)
+        await read.wait()
+        out.close()
+        await asyncio.to_thread(app.workspace.store.index_file, folder / f"live{SUFFIX}")
+        screen.load_runs(app.workspace.store)
+        await wait_ready(app, pilot)
+        assert cell(screen.query_one(RunTable), "live", "run") == "─ live"
+        while len(landed) < 2:  # until the older listing has landed too
+            await asyncio.sleep(0.05)
+        await pilot.pause()
+        assert cell(screen.query_one(RunTable), "live", "run") == "─ live"
 
 
 async def test_cost_and_latency_show_per_run_in_the_table(tmp_path, make_app) -> None:

@@ -163,7 +163,7 @@ class NoiseScreen(JudgeBatch, Screen[None]):
                 progress=self._progress,
             )
         except asyncio.CancelledError:  # stopped: list the partial reruns as they now are
-            self.app.refresh_folder()  # type: ignore[attr-defined]
+            self.app.refresh_folder(relist=True)  # type: ignore[attr-defined]
             raise
         except RagtuiError as err:
             self.on_judge_batch_failed(JudgeBatch.Failed(str(err)))

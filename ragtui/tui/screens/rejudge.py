@@ -250,7 +250,7 @@ class RejudgeRunScreen(JudgeBatch, Screen[None]):
         except asyncio.CancelledError:
             # stopped (esc): the batch closed its file and indexed it on the way out; the Runs
             # screen listed the runs before that, with this one still running
-            self.app.refresh_folder()  # type: ignore[attr-defined]
+            self.app.refresh_folder(relist=True)  # type: ignore[attr-defined]
             raise
         except RagtuiError as err:
             self.on_judge_batch_failed(JudgeBatch.Failed(str(err)))

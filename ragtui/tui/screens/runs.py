@@ -21,6 +21,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input, Static
+from textual.worker import Worker, get_current_worker
 
 from ragtui.core.costs import RunCosts, bounded_costs
 from ragtui.core.runfile import SUFFIX
@@ -199,6 +200,7 @@ class RunsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="runs", description="list the runs")
     def load_runs(self, store: Store) -> None:
+        worker = get_current_worker()
         try:
             model = load_model(store)
             todo = self._uncosted(model)
@@ -213,13 +215,17 @@ class RunsScreen(Screen[None]):
         except Exception as err:  # a worker reports its failure; it never ends the app
             self.app.call_from_thread(self._load_failed, str(err))
             return
-        self.app.call_from_thread(self._loaded, model, store)
+        self.app.call_from_thread(self._loaded, model, store, worker)
 
     def _load_failed(self, error: str) -> None:
         self.store_failed(error)
         self.notify(error, title="cannot list the runs", severity="error", markup=False)
 
-    def _loaded(self, model: RunsModel, store: Store) -> None:
+    def _loaded(self, model: RunsModel, store: Store, worker: Worker[None]) -> None:
+        if worker.is_cancelled:
+            # a newer listing started (the index changed meanwhile): its model is the one to
+            # show, and this older one may land after it (a thread cannot be stopped)
+            return
         known = set(self.marks)
         ids = {r.id for r in model.runs}
         if known - ids:  # marked runs that are gone lose their marks
