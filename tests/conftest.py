@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import textual._wait
+import textual.constants
 from textual._context import visible_screen_stack
 from textual.app import App
 from textual.css.stylesheet import Stylesheet
@@ -22,6 +23,10 @@ from ragtui.core.workers import cores
 # quarter as long: the TUI tests spend most of their time in these waits, not in work.
 textual._wait.SLEEP_GRANULARITY = 0.005
 textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20
+
+# Scrolls and fades end where they would, at once: a test waits for animations to finish
+# (half a second for a `G` in a long pane), and none of them is what a test checks.
+textual.constants.TEXTUAL_ANIMATIONS = "none"  # type: ignore[misc]
 
 # Every app a test starts parses the same CSS again (app.tcss and each widget's DEFAULT_CSS:
 # ~40 ms of CPU an app). Textual caches parsed rules per stylesheet, keyed on the CSS text
