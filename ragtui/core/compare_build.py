@@ -48,6 +48,7 @@ from ragtui.core.verdict import (
     NoReruns,
     Note,
     NotScored,
+    RerunErrors,
     RerunIdentical,
     RerunMean,
     RerunRule,
@@ -259,6 +260,11 @@ class Builder:
             val[kb][:, paired],
         )
         out.replicates[m] = rep
+        for side, rows in (("A", ka), ("B", kb)):
+            failed = {ids[r]: int(np.count_nonzero(st[r][paired] == 2)) for r in rows[1:]}
+            if sum(failed.values()):
+                runs = tuple(r for r, n in failed.items() if n)
+                out.warnings.append(RerunErrors(m, side, sum(failed.values()), runs))
         r = analyse_metric(
             m,
             rep.a,

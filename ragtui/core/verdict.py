@@ -130,6 +130,18 @@ class RerunDrift(Note):
 
 
 @dataclass(frozen=True)
+class RerunErrors(Note):
+    """Grades that failed in a side's reruns (not in its own run) on the compared cases: those
+    cases stay, their mean is over the reruns that scored them."""
+
+    code: ClassVar[str] = "rerun_errors"
+    metric: str
+    side: str
+    errors: int
+    runs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ErrorCounts(Note):
     """Errored grades and parse failures (scored 0 by label-mode judges) on each side."""
 

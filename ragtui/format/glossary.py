@@ -16,8 +16,9 @@ GLOSSARY: dict[str, str] = {
     "of A's reruns when it has several)",
     "B": "the candidate's mean over the same cases, in points (per case the mean of B's "
     "reruns when it has several)",
-    "err A/B": "grades that failed in A / in B (judge errors and parse failures, each counted "
-    "once): counted, never averaged as 0",
+    "err A/B": "grades that failed in run A / run B (judge errors and parse failures, each "
+    "counted once): those cases are left out, never averaged as 0; a grade failed in a rerun "
+    "only thins that case's mean (a note says so)",
     "Δ pts": "B minus A: the mean of the per-case differences, in points (0.05 = 5 points)",
     "95% CI": "95% confidence interval of Δ: the changes these cases are compatible with; a "
     "CI that excludes 0 is a change",

@@ -19,6 +19,7 @@ from ragtui.core.verdict import (
     Note,
     NotScored,
     RerunDrift,
+    RerunErrors,
     RerunIdentical,
     RerunMean,
     RerunRule,
@@ -225,6 +226,12 @@ def note_text(n: Note) -> str:
             return (
                 f"{metric}: rerun {run} of {side} drifted from {ref} by {shift * 100:+.1f} "
                 f"points (p {p:.2g}): a systematic change, not noise"
+            )
+        case RerunErrors(metric=metric, side=side, errors=errors, runs=runs):
+            grades = "1 grade" if errors == 1 else f"{errors} grades"
+            return (
+                f"{metric}: {grades} failed in {side}'s reruns ({', '.join(runs)}), not counted "
+                f"in err {side}: those cases' {side} is the mean of the reruns that scored them"
             )
         case ErrorCounts() as e:
             counts = (

@@ -26,6 +26,7 @@ from ragtui.core.verdict import (
     Method,
     NotScored,
     RerunDrift,
+    RerunErrors,
     RerunIdentical,
     RerunRule,
     RunsDiffer,
@@ -35,6 +36,7 @@ from ragtui.core.verdict import (
     Verdict,
 )
 from ragtui.format import errors_pair
+from ragtui.format.verdicts import note_text
 
 BASE = {"generator": "llama3.2:3b", "prompt": "v1"}
 
@@ -139,6 +141,31 @@ def test_reruns_count_on_both_sides_symmetrically(run_writer) -> None:
     row = next(x for x in ab.cases if x.case_id == "case-003")
     assert (row.a, row.b) == pytest.approx((a_mean[3], b_mean[3]))
     assert {n.side for n in _notes(ab, RerunRule)} == {"A", "B"}
+
+
+def test_grades_failed_in_a_rerun_are_said_and_thin_that_case_only(run_writer) -> None:
+    """err A/B counts the named runs' failed grades (those cases are left out); a grade that
+    failed in a rerun leaves the case in, its A the mean of the reruns that scored it, and a
+    note says so (nothing said it before)."""
+    ids = _ids(10)
+    a0 = _values(ids, [1.0] * 10)
+    a1: dict[str, float | str] = {**_values(ids, [0.0] * 10), ids[2]: "timed out"}
+    a1[ids[7]] = "timed out"
+    b: dict[str, float | str] = {**_values(ids, [0.5] * 10), ids[4]: "timed out"}
+    run_writer.write("a0", {"m": a0}, config={**BASE, "seed": 0})
+    run_writer.write("a1", {"m": a1}, config={**BASE, "seed": 1})
+    run_writer.write("b0", {"m": b}, config={**BASE, "prompt": "v2"})
+    c = compare_runs(run_writer.store(), "a0", "b0")
+    m = c.metric("m")
+    assert c.reruns_a == ["a0", "a1"]
+    assert (m.n, m.errors_a, m.errors_b) == (9, 0, 1)  # case 4 left out: B's grade failed
+    # A per case: (1 + 0) / 2 where both reruns scored, 1 alone on cases 2 and 7
+    assert m.mean_a == pytest.approx((7 * 0.5 + 2 * 1.0) / 9)
+    assert _notes(c, RerunErrors) == [RerunErrors("m", "A", 2, ("a1",))]
+    assert note_text(RerunErrors("m", "A", 2, ("a1",))) == (
+        "m: 2 grades failed in A's reruns (a1), not counted in err A: those cases' A is the "
+        "mean of the reruns that scored them"
+    )
 
 
 def test_reruns_give_noise_floor_icc_and_the_rule_line(run_writer) -> None:
