@@ -52,6 +52,7 @@ from ragtui.core.verdict import (
     RerunIdentical,
     RerunMean,
     RerunRule,
+    RunsDiffer,
     ScalesDiffer,
     SeedNote,
     Unpaired,
@@ -172,6 +173,21 @@ class Builder:
             dtype=object,
         )
 
+    def _same_answers(self, pooled: list[str]) -> None:
+        """A judge that differs between the sides of one set of answers (a re-judge against
+        its parent, whatever the files call themselves) is all that differs: its note says
+        so instead of "deltas mix judge and system changes"."""
+        out = self.out
+        judged = [
+            w for w in out.warnings if isinstance(w, RunsDiffer) and w.what.startswith("judge")
+        ]
+        if not judged:
+            return
+        prints = self.prints or self.store.answer_fingerprints(pooled)
+        if rerun_source(prints, pooled) != "judge-only":
+            return
+        out.warnings = [replace(w, same_answers=True) if w in judged else w for w in out.warnings]
+
     # ------------------------------------------------------------ build
 
     def build(self) -> Built:
@@ -191,7 +207,9 @@ class Builder:
         out.reruns_a, out.reruns_b = [ids[i] for i in rows_a], [ids[i] for i in rows_b]
         prof = profiles(store.score_profile([a_id, b_id], names))
         many = len(rows_a) > 1 or len(rows_b) > 1
-        self.prints = store.answer_fingerprints([ids[i] for i in rows_a + rows_b]) if many else {}
+        pooled = [ids[i] for i in rows_a + rows_b]
+        self.prints = store.answer_fingerprints(pooled) if many else {}
+        self._same_answers(pooled)
         clusters = self._clusters(grid)
         empty = Profile((), 0, 0, 0)
         pro = {

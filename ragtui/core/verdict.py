@@ -67,6 +67,9 @@ class RunsDiffer(Note):
     what: str  # "judge model", "judge prompt", "dataset version", "dataset"
     a: str | None
     b: str | None
+    # one run re-judges the other's answers (or both re-judge one run's): a judge that differs
+    # is then all that differs, and Δ is the judges' difference, not the system's
+    same_answers: bool = False
 
 
 @dataclass(frozen=True)

@@ -186,12 +186,13 @@ def rule_text(n: RerunRule) -> str:
 def note_text(n: Note) -> str:
     """One sentence for any note of a comparison."""
     match n:
-        case RunsDiffer(what=what, a=a, b=b):
-            why = (
-                "deltas mix judge and system changes"
-                if what.startswith("judge")
-                else "the cases may not be the same questions"
-            )
+        case RunsDiffer(what=what, a=a, b=b, same_answers=same):
+            if same:
+                why = "the same answers graded twice, so each Δ is the judges' difference alone"
+            elif what.startswith("judge"):
+                why = "deltas mix judge and system changes"
+            else:
+                why = "the cases may not be the same questions"
             return f"{what} differs between A and B ({a or 'unknown'} → {b or 'unknown'}): {why}"
         case SelfJudged(side=side, generator=gen):
             return (

@@ -255,12 +255,39 @@ def test_comparability_notes(run_writer) -> None:
         judge="llama3.2:3b",
         prompt_hash="faith-label-v2",
         dataset_version="v4",
+        answers={c: f"another answer {c}" for c in ids},
     )
     c = compare_runs(run_writer.store(), "A", "B")
     assert RunsDiffer("judge model", "qwen2.5:7b", "llama3.2:3b") in c.warnings
     assert RunsDiffer("judge prompt", "faith-label-v1", "faith-label-v2") in c.warnings
     assert RunsDiffer("dataset version", "v3", "v4") in c.warnings
     assert _notes(c, SelfJudged) == [SelfJudged("B", "llama3.2:3b")]
+    assert note_text(RunsDiffer("judge model", "qwen2.5:7b", "llama3.2:3b")).endswith(
+        ": deltas mix judge and system changes"
+    )
+
+
+def test_another_judge_on_the_same_answers_is_all_that_differs(run_writer) -> None:
+    """B grades A's own answers with another judge (a re-judge, whatever its file says):
+    every Δ is the judges' difference, and the note says that, not "deltas mix judge and
+    system changes". One answer of B's changed, and the mix is back."""
+    ids = _ids(6)
+    run_writer.write("A", {"m": _values(ids, [1, 0, 1, 1, 0, 1])})
+    run_writer.write("B", {"m": _values(ids, [1, 1, 1, 1, 0, 1])}, judge="llama3.1:8b")
+    c = compare_runs(run_writer.store(), "A", "B")
+    judged = RunsDiffer("judge model", "qwen2.5:7b", "llama3.1:8b", same_answers=True)
+    assert _notes(c, RunsDiffer) == [judged]
+    assert note_text(judged) == (
+        "judge model differs between A and B (qwen2.5:7b → llama3.1:8b): the same answers "
+        "graded twice, so each Δ is the judges' difference alone"
+    )
+    assert {"code": "runs_differ", "same_answers": True}.items() <= judged.to_json().items()
+    answers = {c: f"answer {c}" for c in ids} | {ids[3]: "a regenerated answer"}
+    run_writer.write(
+        "C", {"m": _values(ids, [1, 1, 1, 1, 0, 1])}, judge="llama3.1:8b", answers=answers
+    )
+    mixed = compare_runs(run_writer.store(), "A", "C")
+    assert _notes(mixed, RunsDiffer) == [RunsDiffer("judge model", "qwen2.5:7b", "llama3.1:8b")]
 
 
 def test_metric_scored_on_one_side_only_says_so(run_writer) -> None:
