@@ -15,7 +15,7 @@ from ragtui.format import p_value
 from ragtui.tui.screens.compare import CompareScreen
 from ragtui.tui.screens.compare_many import CompareManyScreen
 from tests.tui.conftest import wait_ready, widget_text
-from tests.tui.history_b import screen_text
+from tests.tui.history_b import screen_lines, screen_text
 from tests.tui.history_diag import A, B, write_history
 
 CANDIDATES = [B, "alt-1", "alt-2"]
@@ -181,3 +181,42 @@ async def test_v_typed_twice_opens_one_table(runs, make_app) -> None:
         await pilot.press("escape")
         await wait_ready(app, pilot)
         assert isinstance(app.screen, CompareScreen)
+
+
+@pytest.mark.parametrize("size", [(100, 30), (96, 30)])
+async def test_every_verdict_is_whole_on_screen_at_narrow_widths(
+    sample_copy, make_app, size
+) -> None:
+    """At 100 columns the demo's table was wider than the screen and its verdicts were cut at
+    the edge ("no meaningful cha"). Metric names shorten (with a legend) and candidate names
+    give way, never a figure or a verdict; a resize fits the table again."""
+    metrics = ("answer_relevance", "context_precision", "context_recall", "faithfulness")
+    app = make_app(sample_copy)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare_many(
+            "baseline-2026-11-02",
+            ["topk5-2026-11-09", "strict-v2-2026-11-16", "bm25-2026-11-21"],
+        )
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareManyScreen)
+        wide = rows(screen)
+        assert {r[1] for r in wide} == set(metrics)  # full names where they fit
+        await pilot.resize_terminal(*size)
+        await wait_ready(app, pilot)
+        shown = rows(screen)
+        assert {r[1] for r in shown} == {"ans rel", "ctx prec", "ctx rec", "faith"}
+        text = screen_text(app)
+        assert "ans rel = answer_relevance" in text.replace("\n", " ")
+        table = screen.query_one("#many-table", DataTable)
+        for cells, full in zip(shown, wide, strict=True):
+            assert cells[2:] == full[2:]  # every figure and verdict as it was
+        # each row on screen ends with its verdict, whole, inside the table
+        region = table.region
+        lines = screen_lines(app)[region.y + 1 : region.y + region.height]
+        body = [x[region.x : region.x + region.width].rstrip() for x in lines if " 48 " in x]
+        visible = shown[int(table.scroll_y) : int(table.scroll_y) + len(body)]
+        assert len(body) >= 8
+        for line, cells in zip(body, visible, strict=True):
+            assert line.endswith(cells[-1]), line

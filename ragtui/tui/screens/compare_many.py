@@ -22,7 +22,16 @@ from textual.widgets import DataTable, Static
 
 from ragtui.core.multi_compare import Cell, MultiComparison
 from ragtui.core.verdict import Verdict
-from ragtui.format import GLOSSARY, HOLM_ACROSS_TABLE, interval, p_value, printable, pts, signed_pts
+from ragtui.format import (
+    GLOSSARY,
+    HOLM_ACROSS_TABLE,
+    interval,
+    p_value,
+    printable,
+    pts,
+    short_metrics,
+    signed_pts,
+)
 from ragtui.services import comparing
 from ragtui.tui.messages import RunsChanged
 from ragtui.tui.sharing import copy_markdown, export
@@ -117,6 +126,61 @@ def markdown_table(m: MultiComparison, cells: list[Cell]) -> str:
     return "\n".join(out) + "\n"
 
 
+NAME_MIN = 12  # candidate names are not cut below this (the table scrolls instead)
+
+
+def _add_columns(table: DataTable[Text]) -> None:
+    for name in COLUMNS:
+        left = name in ("candidate", "metric", "verdict")
+        table.add_column(Text(name, justify="left" if left else "right"), key=name)
+
+
+def _texts(c: Cell, name: str) -> list[Text]:
+    """One row's cells, the candidate's name and the metric in full (shown literally)."""
+    style = STYLES.get(Verdict(c.verdict), "") if c.verdict in _VERDICT_ORDER else ""
+    shown = signed_pts(c.delta)
+    return [
+        lit(name),
+        lit(c.metric),
+        Text(str(c.n), justify="right"),
+        Text(pts(c.mean_a), justify="right"),
+        Text(pts(c.mean_b), justify="right"),
+        Text(
+            shown,
+            justify="right",
+            style="green" if shown[0] == "+" else "red" if shown[0] == "-" else "",
+        ),
+        Text(interval(c.ci_low, c.ci_high), justify="right"),
+        Text(p_value(c.p_adj), justify="right"),
+        Text(c.verdict, style=style),
+    ]
+
+
+def _fit(rows: list[list[Text]], cells: list[Cell], width: int) -> dict[str, str]:
+    """Fit the rows to `width` columns, in place: metric names shortened (unique within the
+    table) where the full ones do not fit, then candidate names cut with an ellipsis (down to
+    NAME_MIN), never a figure or a verdict: a verdict cut at the edge ("no meaningful cha") is
+    half a word. Returns the short names used (metric -> short), for a legend."""
+
+    def needed(rows: list[list[Text]]) -> int:
+        widest = [max([len(h), *(r[i].cell_len for r in rows)]) for i, h in enumerate(COLUMNS)]
+        return sum(w + 2 for w in widest) + 2  # a cell's padding; room for a scrollbar
+
+    short: dict[str, str] = {}
+    if rows and needed(rows) > width:
+        short = short_metrics(c.metric for c in cells)
+        for r, c in zip(rows, cells, strict=True):
+            r[1] = lit(short[c.metric])
+    over = needed(rows) - width if rows else 0
+    if over > 0:
+        widest = max(r[0].cell_len for r in rows)
+        room = max(min(NAME_MIN, widest), widest - over)
+        for r in rows:
+            if r[0].cell_len > room:
+                r[0].truncate(room, overflow="ellipsis")
+    return {m: s for m, s in short.items() if s != m}
+
+
 class CompareManyScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "back", tooltip="Back"),
@@ -183,10 +247,7 @@ class CompareManyScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one(StaleLine).display = False
-        table = self.query_one("#many-table", DataTable)
-        for name in COLUMNS:
-            left = name in ("candidate", "metric", "verdict")
-            table.add_column(Text(name, justify="left" if left else "right"), key=name)
+        _add_columns(self.query_one("#many-table", DataTable))
         self.query_one("#many-body").loading = True
         self.compute()
 
@@ -219,16 +280,6 @@ class CompareManyScreen(Screen[None]):
         self.result = message.result
         self.query_one("#many-body").loading = False
         self.query_one("#many-title", Static).update(self._title(message.result))
-        m = message.result
-        notes = [
-            lit(
-                f"each cell: the candidate against the base on one metric; {HOLM_ACROSS_TABLE}"
-                f" · margin ±{m.margin * 100:g} points · seed {m.seed}",
-                "dim",
-            ),
-            *(lit(f"! {w}", "yellow") for w in grouped_warnings(m)),
-        ]
-        self.query_one("#many-notes", Static).update(Text("\n").join(notes))
         self._fill()
         self.query_one("#many-table", DataTable).focus()
 
@@ -257,6 +308,14 @@ class CompareManyScreen(Screen[None]):
     def watch_order(self) -> None:
         self._fill()
 
+    def on_resize(self) -> None:
+        # the columns are fitted to the width: fit them again, the highlighted row kept
+        table = self.query_one("#many-table", DataTable)
+        row = table.cursor_row
+        self._fill()
+        if self.rows:
+            table.move_cursor(row=min(row, len(self.rows) - 1))
+
     def watch_metric(self) -> None:
         self._fill()
 
@@ -266,26 +325,24 @@ class CompareManyScreen(Screen[None]):
             return
         table = self.query_one("#many-table", DataTable)
         names = dict(zip(m.candidates, m.names, strict=True))
-        table.clear()
+        table.clear(columns=True)  # a column keeps the widest cell it ever held: start anew
+        _add_columns(table)
         self.rows = sorted_cells(m, self.order, self.metric)
-        for c in self.rows:
-            style = STYLES.get(Verdict(c.verdict), "") if c.verdict in _VERDICT_ORDER else ""
-            shown = signed_pts(c.delta)
-            table.add_row(
-                lit(names[c.candidate]),
-                lit(c.metric),
-                Text(str(c.n), justify="right"),
-                Text(pts(c.mean_a), justify="right"),
-                Text(pts(c.mean_b), justify="right"),
-                Text(
-                    shown,
-                    justify="right",
-                    style="green" if shown[0] == "+" else "red" if shown[0] == "-" else "",
-                ),
-                Text(interval(c.ci_low, c.ci_high), justify="right"),
-                Text(p_value(c.p_adj), justify="right"),
-                Text(c.verdict, style=style),
-            )
+        rows = [_texts(c, names[c.candidate]) for c in self.rows]
+        short = _fit(rows, self.rows, self.size.width)
+        for cells in rows:
+            table.add_row(*cells)
+        legend = ", ".join(f"{s} = {name}" for name, s in short.items())
+        notes = [
+            lit(
+                f"each cell: the candidate against the base on one metric; {HOLM_ACROSS_TABLE}"
+                f" · margin ±{m.margin * 100:g} points · seed {m.seed}"
+                + (f" · {legend}" if legend else ""),
+                "dim",
+            ),
+            *(lit(f"! {w}", "yellow") for w in grouped_warnings(m)),
+        ]
+        self.query_one("#many-notes", Static).update(Text("\n").join(notes))
         caption = join(
             ("order: ", "bold"),
             self.order,
