@@ -157,3 +157,55 @@ async def test_c_plots_quality_against_latency_and_x_switches_to_cost(tmp_path, 
         await pilot.press("c")  # back to the trend
         await wait_ready(app, pilot)
         assert screen.view == "trend" and not screen.query_one(CostPlot).display
+
+
+def test_a_label_is_drawn_only_where_it_covers_no_dot_and_no_label() -> None:
+    """Worked by hand in a 40×15 plot: 32 columns and 10 rows inside plotext's frame, one
+    unit of x per column and of y per row; each label starts one cell right of its dot."""
+    from ragtui.tui.widgets.trend_plot import labels_that_fit
+
+    points = [
+        (2, 5, "alpha"),  # row 4, cells 3-7: beta's dot is at cell 5
+        (5, 5, "beta"),  # cells 6-9, free
+        (20, 5, "gamma"),  # cells 21-25, free
+        (12, 5, "delta-long-name"),  # cells 13-27: gamma's dot and label are there
+        (30, 1, "edge"),  # cells 31-34: past the frame (the last column is 31)
+        (12, 8, "delta"),  # row 1, cells 13-17, free
+    ]
+    assert labels_that_fit(points, (0, 31), (0, 9), (40, 15)) == [
+        False,
+        True,
+        True,
+        False,
+        False,
+        True,
+    ]
+    assert labels_that_fit(points, (0, 31), (0, 9), (8, 4)) == [False] * 6  # no room at all
+
+
+async def test_at_80_columns_no_two_labels_run_together(sample_copy, make_app) -> None:
+    """At 80×24 the demo's cost plot drew names over one another ("●tostrict prstrict +
+    top_k"). Each name drawn now sits whole right after its own dot, with a space after it;
+    the table under the plot names every dot by colour."""
+    from ragtui.format import printable
+    from ragtui.tui.widgets.trend_plot import CostPlot
+    from tests.tui.history_b import screen_lines
+
+    app = make_app(sample_copy)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("t")
+        await wait_ready(app, pilot)
+        await pilot.press("c")
+        await wait_ready(app, pilot)
+        plot = app.screen.query_one(CostPlot)
+        assert plot.last_drawn is not None
+        names = [printable(p.label) for p in plot.last_drawn[2]]
+        region = plot.region
+        lines = [x[region.x : region.right] for x in screen_lines(app)[region.y : region.bottom]]
+        drawn = [(n, x) for x in lines for n in names if n in x]
+        assert len(drawn) >= 3
+        for name, line in drawn:
+            at = line.index(name)
+            assert line[at - 1] == "●", line  # its own dot, just before it
+            assert line[at + len(name) : at + len(name) + 1] in ("", " ", "│"), line

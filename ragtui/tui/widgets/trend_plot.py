@@ -98,10 +98,56 @@ COST_LABELS = {
 }
 
 
+# plotext's frame around the plotting area, in cells: the y tick labels and the frame on
+# the left, the frame on the right; title and frame above, frame, tick labels and x label below
+_LEFT, _RIGHT, _TOP, _BOTTOM = 7, 1, 2, 3
+
+
+def labels_that_fit(
+    points: Sequence[tuple[float, float, str]],
+    xlim: tuple[float, float],
+    ylim: tuple[float, float],
+    size: tuple[int, int],
+) -> list[bool]:
+    """Which (x, y, label) get their label drawn, in a plot of `size` cells: a label starts
+    just right of its dot and is drawn only where it overlaps no dot and no label drawn
+    before it, with a cell to spare (two names run together read as a third: "tostrict pr").
+    The table under the plot is the legend for the dots left unlabelled."""
+    width, height = size
+    cols, rows = width - _LEFT - _RIGHT, height - _TOP - _BOTTOM
+    if cols < 2 or rows < 2:
+        return [False] * len(points)
+    (x0, x1), (y0, y1) = xlim, ylim
+
+    def cell(x: float, y: float) -> tuple[int, int]:
+        col = round((x - x0) / ((x1 - x0) or 1) * (cols - 1))
+        return round((y1 - y) / ((y1 - y0) or 1) * (rows - 1)), col
+
+    dots = [cell(x, y) for x, y, _ in points]
+    taken = set(dots)
+    drawn = []
+    for (row, col), (_, _, label) in zip(dots, points, strict=True):
+        first, last = col + 1, col + len(label)  # the label's cells, right of its dot
+        around = {(row, c) for c in range(first, last + 2)}  # and one to spare after it
+        fits = last < cols and not around & taken
+        if fits:
+            taken |= {(row, c) for c in range(first - 1, last + 1)}
+        drawn.append(fits)
+    return drawn
+
+
 class CostPlot(PlotextPlot):
     """One dot per config: x its mean cost (or latency, tokens) per case, y its mean quality."""
 
+    last_drawn: tuple[str, str, Sequence[CostPoint]] | None = None  # (metric, field, points)
+
+    def on_resize(self) -> None:
+        # which labels fit depends on the size: draw again
+        if self.last_drawn is not None:
+            self.draw(*self.last_drawn)
+
     def draw(self, metric: str, field: str, points: Sequence[CostPoint]) -> None:
+        self.last_drawn = (metric, field, points)
         plt = self.plt
         plt.clear_figure()
         what = COST_LABELS.get(field, field)
@@ -115,21 +161,20 @@ class CostPlot(PlotextPlot):
         xs = [p.costs[field] for _, p in placed]
         ys = [100 * p.quality for _, p in placed]
         pad = (max(xs) - min(xs)) * 0.15 or max(abs(xs[0]) * 0.1, 1e-9)
-        for i, p in placed:
+        xlim = (min(xs) - pad, max(xs) + pad * 2)  # room for the labels on the right
+        ylim = (max(0.0, min(ys) - 3), min(100.0, max(ys) + 3))
+        names = [printable(p.label) for _, p in placed]  # from the folder: shown literally
+        fit = labels_that_fit(list(zip(xs, ys, names, strict=True)), xlim, ylim, self.size)
+        # a cell's width in x: a label starts one cell right of its dot (any less and plotext
+        # may round it onto the dot, which the label then hides)
+        step = (xlim[1] - xlim[0]) / max(self.size.width - _LEFT - _RIGHT - 1, 1)
+        for (i, _), x, y, name, labelled in zip(placed, xs, ys, names, fit, strict=True):
             color = COLORS[i % len(COLORS)]
-            x = p.costs[field]
-            plt.scatter([x], [100 * p.quality], color=color, marker="●")
-            # the name just right of its dot, never over it
-            plt.text(
-                printable(p.label),  # a run's name, from the folder: shown literally
-                x + pad * 0.08,
-                100 * p.quality,
-                color=color,
-                background="default",
-                alignment="left",
-            )
-        plt.xlim(min(xs) - pad, max(xs) + pad * 2)  # room for the labels on the right
-        plt.ylim(max(0.0, min(ys) - 3), min(100.0, max(ys) + 3))
+            plt.scatter([x], [y], color=color, marker="●")
+            if labelled:
+                plt.text(name, x + step, y, color=color, background="default", alignment="left")
+        plt.xlim(*xlim)
+        plt.ylim(*ylim)
         ticks = sorted({min(xs), (min(xs) + max(xs)) / 2, max(xs)})
         plt.xticks(ticks, [cost_figure(field, t) for t in ticks])
         plt.xlabel(what)
