@@ -9,10 +9,10 @@ import shlex
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from ragtui.core.errors import RagtuiError
+from ragtui.core.errors import InputError
 
 
-class ConfigError(RagtuiError):
+class ConfigError(InputError):
     """ragtui.toml is unreadable or holds a bad value; the message names the file and key."""
 
 

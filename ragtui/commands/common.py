@@ -12,7 +12,7 @@ import click
 
 from ragtui import config as config_module
 from ragtui.config_values import ConfigError, margin_points
-from ragtui.core.errors import RagtuiError, UnknownMetricError
+from ragtui.core.errors import InputError, RagtuiError
 from ragtui.core.stats import DEFAULT_SEED
 from ragtui.format import error_text, json_text, one_line
 from ragtui.services.workspace import Workspace, open_workspace, resolve_folder, writable_folder
@@ -167,14 +167,15 @@ class _UsageError(click.ClickException):
 
 
 def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn the project's own errors into one line on stderr (click's "Error: ...", exit 1;
-    a metric the runs or the judge do not have is bad input: exit 2)."""
+    """Turn the project's own errors into one line on stderr (click's "Error: ..."): exit 2
+    for bad input (a run, case, metric or judge that is not there; core.errors.InputError),
+    exit 1 for a failure of what ran (a judge that cannot be reached)."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except UnknownMetricError as err:
+        except InputError as err:
             raise _UsageError(error_text(err)) from None
         except RagtuiError as err:
             raise click.ClickException(error_text(err)) from None

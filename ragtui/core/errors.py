@@ -67,10 +67,16 @@ class WriteError(RagtuiError):
     """A file ragtui writes could not be written (a full disk, no permission)."""
 
 
-class RunNotFoundError(RagtuiError):
+class InputError(RagtuiError):
+    """What the user typed names nothing or cannot be right (a run, a case, a metric, a judge,
+    an option's value): a usage error, exit 2 on the command line. Other RagtuiErrors are
+    failures of what ragtui ran (a judge that cannot be reached): exit 1."""
+
+
+class RunNotFoundError(InputError):
     """A run reference (id, unique prefix or name) that matches no run or several."""
 
 
-class UnknownMetricError(RagtuiError):
+class UnknownMetricError(InputError):
     """A metric named in an option that the runs (or the judge) do not have: a usage error
     (exit 2), whose message lists the metrics that are known."""

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ragtui.config import JudgeConfig
-from ragtui.core.errors import RagtuiError
+from ragtui.core.errors import InputError
 from ragtui.core.model import Case, JudgeInfo, Run, derive_config_key
 from ragtui.core.paths import resumable_run_path
 from ragtui.core.queries import DERIVED
@@ -261,7 +261,7 @@ async def judge_run(
         known = {c.case_id for c in cases}
         missing = [c for c in case_ids if c not in known]
         if missing:
-            raise RagtuiError(f"run {parent_id} has no case {', '.join(map(repr, missing))}")
+            raise InputError(f"run {parent_id} has no case {', '.join(map(repr, missing))}")
         wanted = set(case_ids)
         cases = [c for c in cases if c.case_id in wanted]
     # a name built by ragtui, never the id; reopening an existing file resumes it
@@ -382,7 +382,7 @@ async def noise_reruns(
     larger K adds replicates.
     """
     if times < 2:
-        raise RagtuiError(f"--times: a noise floor needs at least 2 reruns, found {times}")
+        raise InputError(f"--times: a noise floor needs at least 2 reruns, found {times}")
     results = []
     async with JudgeClient(judge) as client:
         for i in range(1, times + 1):

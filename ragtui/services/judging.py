@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from ragtui.config import Config, JudgeConfig, adhoc_judge
 from ragtui.config_values import number
 from ragtui.core.compare import Comparison
-from ragtui.core.errors import RagtuiError, UnknownMetricError
+from ragtui.core.errors import InputError, RagtuiError, UnknownMetricError
 from ragtui.core.model import Run
 from ragtui.core.queries import DERIVED
 from ragtui.core.store import Store
@@ -41,7 +41,7 @@ def pick_judge(
     """A judge named in the configuration, or an ad-hoc one (provider, url and model)."""
     adhoc = (provider, url, model)
     if name and any(adhoc):
-        raise RagtuiError("give either --judge NAME or --provider/--url/--model, not both")
+        raise InputError("give either --judge NAME or --provider/--url/--model, not both")
     if name:
         judge = config.judge(name)
     elif all(adhoc):
@@ -51,12 +51,12 @@ def pick_judge(
         missing = [
             f"--{k}" for k, v in zip(("provider", "url", "model"), adhoc, strict=True) if not v
         ]
-        raise RagtuiError(
+        raise InputError(
             f"an ad-hoc judge needs --provider, --url and --model (missing {', '.join(missing)})"
         )
     else:
         known = ", ".join(sorted(config.judges)) or f"none configured in {user_config_path()}"
-        raise RagtuiError(f"name a judge: --judge NAME ({known}) or --provider/--url/--model")
+        raise InputError(f"name a judge: --judge NAME ({known}) or --provider/--url/--model")
     overrides = {"timeout": timeout, "concurrency": concurrency}
     checked = {k: number(v, f"--{k}", k) for k, v in overrides.items() if v is not None}
     return replace(judge, **checked)
@@ -212,7 +212,7 @@ async def full_noise_check(
     `rerun` of the run's config, then the noise floor over the parent and its reruns."""
     config = workspace.require_config()
     if not config.rerun_command:
-        raise RagtuiError(f'--full needs [rerun] command = "..." in {user_config_path()}')
+        raise InputError(f'--full needs [rerun] command = "..." in {user_config_path()}')
     store = workspace.store
     parent_id = await asyncio.to_thread(store.resolve_run, run_ref)
     parent = await asyncio.to_thread(store.run, parent_id)

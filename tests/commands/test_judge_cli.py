@@ -155,10 +155,21 @@ def test_connection_refused_is_one_line_and_non_zero(tmp_path: Path) -> None:
 
 def test_bad_judge_choice_is_one_line(tmp_path: Path, server: FakeJudge) -> None:
     runs = make_runs(tmp_path / "runs")
+    """Bad input exits 2 in the judge commands as everywhere else (they exited 1, the code
+    of a judge that failed); a judge that cannot be reached stays 1."""
     result = invoke("rejudge", "base", str(runs), "--judge", "nope")
-    assert result.exit_code == 1 and "unknown judge 'nope'" in result.stderr
+    assert result.exit_code == 2 and "unknown judge 'nope'" in result.stderr
     result = invoke("rejudge", "base", str(runs), "--provider", "ollama")
-    assert "missing --url, --model" in result.stderr
+    assert result.exit_code == 2 and "missing --url, --model" in result.stderr
+    result = invoke("rejudge", "base", str(runs))
+    assert result.exit_code == 2 and "name a judge: --judge NAME" in result.stderr
+    adhoc = ["--provider", "openai", "--url", f"{server.url}/v1", "--model", "judge-1"]
+    result = invoke("rejudge", "nosuch", str(runs), *adhoc)
+    assert result.exit_code == 2 and "no run 'nosuch'" in result.stderr
+    assert invoke("compare", "nosuch", "base", str(runs)).exit_code == 2  # as compare does
+    result = invoke("rejudge", "base", str(runs), "--case", "no-such-case", *adhoc)
+    assert result.exit_code == 2 and "has no case 'no-such-case'" in result.stderr
+    assert server.chat_requests() == []  # nothing was sent for any of them
 
 
 def write_toml(folder: Path, fake: FakeJudge, extra: str = "") -> None:
@@ -215,7 +226,7 @@ def test_missing_key_env_is_a_clear_error(tmp_path: Path, server: FakeJudge) -> 
     result = invoke(
         "rejudge", "base", str(runs), "--judge", "local", env={"RAGTUI_TEST_SECRET": ""}
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # the user's own setup: fixed by them, as bad input is
     assert "judges.local.api_key_env names $RAGTUI_TEST_SECRET, which is not set" in result.stderr
 
 
