@@ -18,7 +18,15 @@ from ragtui.commands.common import (
 from ragtui.core.errors import RagtuiError
 from ragtui.core.queries import RunRow
 from ragtui.core.views import case_lines, run_rows
-from ragtui.format import case_count, one_line, printable, pts, run_kind, short_metrics
+from ragtui.format import (
+    case_count,
+    one_line,
+    printable,
+    pts,
+    run_kind,
+    short_metrics,
+    stated_figure,
+)
 
 
 @click.command("open")
@@ -71,11 +79,12 @@ def runs_command(path: str | None, path_option: str | None, as_json: bool) -> No
         )
         table.add_row(*(_literal(v) for v in cells))
     Console(highlight=False, width=max(shutil.get_terminal_size().columns, 240)).print(table)
-    legend = ", ".join(f"{shorts[m]} = {m}" for m in metrics)
+    legend = ", ".join(f"{shorts[m]} = {m}" for m in metrics if shorts[m] != m)
+    legend = f"; {legend}" if legend else ""
     click.echo(
         one_line(
             "means in points (0-100); — = no scores; !n = n parse failures (scored 0); "
-            f"(n err) = n scores failed; {legend}"
+            f"(n err) = n scores failed{legend}"
         )
     )
 
@@ -116,6 +125,10 @@ def show_command(run: str, case: str | None, path_option: str | None, as_json: b
                 f"config {json.dumps(dict(h.config), sort_keys=True)}  key {h.config_key}",
                 f"judge {h.judge.model} ({h.judge.provider}) prompt {h.judge.prompt_hash}",
                 f"{len(cases)} cases",
+            ]
+            lines += [
+                "stated " + stated_figure(f.metric, f.statistic, f.value, f.raw, f.n)
+                for f in h.stated
             ]
             for line in lines:
                 click.echo(one_line(line))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -124,6 +124,27 @@ class StatedFigure:
     statistic: str | None = None  # "mean", "accuracy", "ratio of sums", ...
     scale: tuple[float, float] | None = None
     n: int | None = None  # cases behind the figure, when stated
+
+    @property
+    def spread(self) -> bool:
+        """A dispersion (a standard error, deviation, variance), not a level of the metric."""
+        base = (self.statistic or "").rsplit("/", 1)[-1].lower()
+        return base in SPREAD_STATISTICS
+
+
+# statistics that measure a metric's spread, not its level: never listed as its mean
+SPREAD_STATISTICS = frozenset({"stderr", "std", "stddev", "var", "sem", "bootstrap_stderr"})
+
+
+def stated_means(figures: Sequence[StatedFigure]) -> dict[str, float | None]:
+    """Each metric's stated level (the first figure of it that is no spread, in the file's
+    order): what a summary-only run is listed and plotted with. A file that states accuracy
+    and then its stderr is listed at its accuracy, never at the stderr."""
+    out: dict[str, float | None] = {}
+    for f in figures:
+        if not f.spread and f.metric not in out:
+            out[f.metric] = f.value
+    return out
 
 
 @dataclass(frozen=True)

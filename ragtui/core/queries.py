@@ -19,7 +19,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragtui.core.errors import RunNotFoundError, shown_path
-from ragtui.core.model import DatasetInfo, JudgeInfo, Run, SourceInfo, StatedFigure
+from ragtui.core.model import (
+    DatasetInfo,
+    JudgeInfo,
+    Run,
+    SourceInfo,
+    StatedFigure,
+    stated_means,
+)
 
 Cursor = duckdb.DuckDBPyConnection
 
@@ -72,7 +79,7 @@ class RunRow:
         """The means to list: per case, or for a summary-only run the stated figures."""
         if not self.summary_only:
             return self.means
-        return {f.metric: f.value for f in self.stated}
+        return stated_means(self.stated)
 
     def to_json(self) -> dict[str, Any]:
         return {

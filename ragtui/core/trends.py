@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from ragtui.core.costs import RunCosts
 from ragtui.core.intervals import mean_interval
+from ragtui.core.model import stated_means
 from ragtui.core.stats import bottom_indices
 from ragtui.core.store import Store
 
@@ -83,8 +84,7 @@ def metric_trends(store: Store, metric: str) -> list[TrendSeries]:
     scores = store.scores(runs.column("run_id").to_pylist(), [metric], ordered=False)
     by_run = _values_by_run(scores)
     stated = {
-        run_id: next((f.value for f in figures if f.metric == metric), None)
-        for run_id, figures in store.stated().items()
+        run_id: stated_means(figures).get(metric) for run_id, figures in store.stated().items()
     }
     groups: dict[str, list[TrendPoint]] = {}
     names: dict[str, list[str]] = {}

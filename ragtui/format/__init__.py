@@ -48,6 +48,7 @@ from ragtui.format.numbers import (
     short_metrics,
     short_pts,
     signed_pts,
+    stated_figure,
 )
 from ragtui.format.text import (
     UNSAFE_RE2,
@@ -142,6 +143,7 @@ __all__ = [
     "short_metrics",
     "short_pts",
     "signed_pts",
+    "stated_figure",
     "verdict_label",
     "verdict_reason",
     "word_diff",

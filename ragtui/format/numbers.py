@@ -31,6 +31,16 @@ def pts(value: float | None) -> str:
     return "—" if value is None else fixed(value * 100, 1)
 
 
+def stated_figure(
+    metric: str, statistic: str | None, value: float | None, raw: object, n: int | None
+) -> str:
+    """A run-level figure as its tool stated it: "match accuracy 66.7 (3 cases)"; in points
+    when its scale is known, else as the file wrote it. Plain text: callers neutralise it."""
+    shown = pts(value) if value is not None else ("—" if raw is None else str(raw))
+    cases = "" if n is None else f" ({n} case{'' if n == 1 else 's'})"
+    return f"{metric} {statistic or 'figure'} {shown}{cases}"
+
+
 def signed_pts(value: float | None) -> str:
     """A delta in signed points: +8.1, -0.7; "0.0" rather than "-0.0" from float dust."""
     if value is None:

@@ -89,7 +89,8 @@ def load_json(path: Path, data: bytes | str, where: str = "", first_line: int = 
         at_end = not rest.strip() or (
             exc.msg.startswith("Unterminated string") and '"' not in rest[1:]
         )
-        hint = "; the file ends there: truncated?" if at_end else ""
+        hint = "; the file ends there: truncated? import a whole copy (one its tool finished)"
+        hint = hint if at_end else ""
         name = f"{path}: {where}" if where else str(path)
         raise ImportFormatError(
             f"{name}:{exc.lineno + first_line - 1}:{exc.colno}: invalid JSON ({exc.msg}){hint}"

@@ -23,7 +23,16 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ragtui.core.model import Case, Chunk, DatasetInfo, JudgeInfo, RunFile, Score, StatedFigure
+from ragtui.core.model import (
+    SPREAD_STATISTICS,
+    Case,
+    Chunk,
+    DatasetInfo,
+    JudgeInfo,
+    RunFile,
+    Score,
+    StatedFigure,
+)
 from ragtui.importers._common import (
     build_run,
     fail,
@@ -339,9 +348,6 @@ def _scales(
     return scales
 
 
-_DISPERSION = {"stderr", "std", "var", "bootstrap_stderr", "stddev"}
-
-
 def _stated(
     header: Mapping[str, Any],
     layout: list[ScorerLayout],
@@ -373,7 +379,7 @@ def _stated(
                 base = _base_stat(stat)
                 if base == "var":
                     value = number / (high - low) ** 2
-                elif base in _DISPERSION:
+                elif base in SPREAD_STATISTICS:
                     value = number / (high - low)
                 elif low - 1e-9 <= number <= high + 1e-9:
                     value = (number - low) / (high - low)

@@ -91,3 +91,33 @@ def test_point_interval_stays_within_0_100_wilson_for_binary() -> None:
     assert (p.ci_low, p.ci_high) == pytest.approx((ref.low, ref.high))
     all_pass = point("r", "r", WHEN, np.ones(10), errors=0)
     assert all_pass.ci_low < 0.8 and all_pass.ci_high == pytest.approx(1.0)
+
+
+def test_a_summary_only_run_is_listed_at_its_level_never_its_stderr(tmp_path: Path) -> None:
+    """An Inspect log without samples states accuracy 0.667 then its stderr 0.333: the run was
+    listed at 33.3, the stderr (the last figure of the metric won). Listed and plotted at its
+    accuracy; a spread statistic is never a mean."""
+    from ragtui.core.model import Run, StatedFigure
+    from ragtui.core.runfile import SUFFIX, write_run_file
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    run = Run(
+        id="popularity",
+        name="popularity",
+        created_at="2025-05-12T20:28:13Z",
+        config_key="cfg-p",
+        stated=(
+            StatedFigure("match", 2 / 3, raw=2 / 3, statistic="accuracy", n=3),
+            StatedFigure("match", 1 / 3, raw=1 / 3, statistic="stderr", n=3),
+            StatedFigure("other", 0.1, raw=0.1, statistic="std"),  # a spread alone: no level
+        ),
+    )
+    write_run_file(folder / f"popularity{SUFFIX}", run, [])
+    with Store.open(folder) as store:
+        (row,) = store.run_rows()
+        assert row.summary_only
+        assert row.listed_means == {"match": pytest.approx(2 / 3)}
+        (series,) = metric_trends(store, "match")
+        assert [p.mean for p in series.points] == [pytest.approx(2 / 3)]
+        assert metric_trends(store, "other") == []

@@ -92,7 +92,7 @@ REFUSED = {
     # truncated mid-write: the parse error, with its place, comes first
     "wild/lm-eval/lm_eval_results.json": (
         "lm_eval_results.json:65958:20: invalid JSON (Expecting value); "
-        "the file ends there: truncated?"
+        "the file ends there: truncated? import a whole copy (one its tool finished)"
     ),
 }
 
@@ -136,3 +136,20 @@ def test_every_shared_fixture_is_covered() -> None:
         if p.is_file() and p.name != "README.md"
     }
     assert files == set(IMPORTS) | set(REFUSED)
+
+
+@needs_shared
+def test_the_summary_only_inspect_log_is_listed_at_its_accuracy(tmp_path) -> None:
+    """Its header states accuracy 0.6667 then stderr 0.3333; `ragtui runs` listed 33.3."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from ragtui.cli import cli
+
+    name = "wild/inspect/2025-05-12T20-28-13-04-00_no-samples.json"
+    shutil.copy(SHARED / name, tmp_path)
+    listed = CliRunner().invoke(cli, ["runs", str(tmp_path)])
+    assert listed.exit_code == 0, listed.output
+    (line,) = [x for x in listed.stdout.splitlines() if x.startswith("inspect-")]
+    assert line.split()[-1] == "66.7"

@@ -297,6 +297,10 @@ async def test_parse_failures_running_and_summary_runs_are_marked(tmp_path, make
             assert cell(table, "summary", "run") == "─ summary (summary)"
             assert cell(table, "summary", "N") == "—"
             assert cell(table, "summary", "m:faithfulness").split()[-1] == "62.5"
+            table.move_cursor(row=table.row_of("summary"))
+            await pilot.pause()
+            detail = str(app.screen.query_one("#run-detail").render())
+            assert "stated faithfulness mean 62.5 (18 cases)" in " ".join(detail.split())
 
 
 async def test_a_batch_that_indexed_its_own_end_is_listed_finished(tmp_path, make_app) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from ragtui.format import cost_figure, md_inline, md_table, printable, pts
+from ragtui.format import cost_figure, md_inline, md_table, printable, pts, stated_figure
 from ragtui.tui.widgets.runs_model import RunLine, RunsModel
 
 
@@ -56,6 +56,13 @@ def line_detail(line: RunLine, model: RunsModel, folder: Path) -> Text:
             out.append(f" ({parse} parse failures)", style="bold yellow")
         if errors:
             out.append(f" ({errors} errors)", style="bold red")
+        out.append("   ")
+    if not line.is_group and run.stated:  # the tool's own figures (all a summary-only run has)
+        said = " · ".join(
+            stated_figure(f.metric, f.statistic, f.value, f.raw, f.n) for f in run.stated
+        )
+        out.append("stated ", style="dim")
+        out.append(printable(said))
         out.append("   ")
     costs = cost_text(line, model)
     if costs:
@@ -137,6 +144,13 @@ def line_markdown(line: RunLine, model: RunsModel) -> str:
             for m in model.metrics
         ],
     )
+    if not line.is_group and run.stated:  # the tool's own figures (all a summary-only run has)
+        said = " · ".join(
+            stated_figure(f.metric, f.statistic, f.value, f.raw, f.n) for f in run.stated
+        )
+        out.append("stated ", style="dim")
+        out.append(printable(said))
+        out.append("   ")
     costs = cost_text(line, model)
     if costs:
         out += ["", md_inline(costs.plain)]
