@@ -53,6 +53,21 @@ def _pairs(values: tuple[str, ...], option: str, *, several: bool) -> dict[str, 
     return out
 
 
+def _date(value: str | None) -> str | None:
+    """--date as the ISO 8601 UTC stamp run files hold: a date is its midnight UTC."""
+    if value is None:
+        return None
+    from ragtui.importers._common import iso_from_any
+
+    stamp = iso_from_any(value.strip())
+    if stamp is None:
+        raise click.BadParameter(
+            f"expected a date YYYY-MM-DD (or an ISO 8601 time), found {value!r}",
+            param_hint="--date",
+        )
+    return stamp
+
+
 def _scales(values: tuple[str, ...]) -> dict[str, tuple[float, float]]:
     out = {}
     for metric, text in _pairs(values, "--scale", several=False).items():
@@ -132,6 +147,12 @@ def _expand_folders(paths: list[Path]) -> list[Path]:
     help="The scale of a metric the tool does not define, e.g. rating=1:5 (normalised to 0-1).",
 )
 @click.option(
+    "--date",
+    callback=lambda ctx, param, value: _date(value),
+    metavar="YYYY-MM-DD",
+    help="The run's date (ISO 8601), e.g. for a CSV that holds none (else the file's mtime).",
+)
+@click.option(
     "--into",
     type=click.Path(file_okay=False, path_type=Path),
     default=DEFAULT_INTO,
@@ -146,6 +167,7 @@ def import_command(
     maps: tuple[str, ...],
     traces: str | None,
     scale_args: tuple[str, ...],
+    date: str | None,
     into: Path,
 ) -> None:
     """Import result files of RAGAS, DeepEval, promptfoo, Inspect AI, TruLens, MLflow or your own
@@ -160,6 +182,7 @@ def import_command(
         mapping=_pairs((*maps, *extra_maps), "--map", several=True),
         traces=traces,
         scales=_scales(scale_args),
+        date=date,
     )
     try:
         store = open_into(into)

@@ -19,7 +19,7 @@ from ragtui.importers import (  # noqa: F401  (they register)
     ragas,
     trulens,
 )
-from ragtui.importers._common import load_json, read_bytes
+from ragtui.importers._common import load_json, mtime_iso, read_bytes
 from ragtui.importers.base import (
     HEAD_BYTES,
     REGISTRY,
@@ -117,11 +117,22 @@ def load_file(
         importer = REGISTRY[fmt]
     else:
         raise ImportFormatError(f"unknown --format {fmt!r}; known: {', '.join(REGISTRY)}")
+    options = replace(options, undated=[])  # this file's own
     runs = importer.load(path, options)
     if notices is not None:
         notices.extend(getattr(importer, "last_notices", ()))
         notices.extend(_unused_scales(path, typed, runs))
+        if options.undated:
+            notices.append(
+                f"{path}: no run date in the file: its modification time "
+                f"({mtime_iso(path)[:10]}) dates {_runs(len(options.undated))}; "
+                "give the real date with ragtui import --date YYYY-MM-DD"
+            )
     return runs
+
+
+def _runs(n: int) -> str:
+    return "its run" if n == 1 else f"its {n} runs"
 
 
 def _unused_scales(path: Path, typed: set[str], runs: list[RunFile]) -> list[str]:

@@ -292,10 +292,14 @@ def build_run(
     run_id = f"{slug(file_stem(path))}-{sha[:8]}"
     if part:
         run_id += "-" + slug(part, 30) + "-" + sha256_bytes(part.encode())[:4]
+    created_at = options.date or created_at
+    if created_at is None:  # a guess, said in a notice: the file holds no date
+        options.undated.append(run_id)
+        created_at = mtime_iso(path)
     return Run(
         id=run_id,
         name=name,
-        created_at=created_at or mtime_iso(path),
+        created_at=created_at,
         config=config,
         config_key=derive_config_key(config, judge),
         judge=judge,

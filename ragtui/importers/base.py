@@ -42,6 +42,10 @@ class ImportOptions:
     traces: str | None = None  # --traces FILE: a RAGAS traces JSON that goes with the results
     # --scale NAME=LOW:HIGH and [metrics.NAME] scale: metrics whose scale the tool does not define
     scales: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    date: str | None = None  # --date: the run's date (ISO 8601), over the file's own
+    # filled in by build_run: the runs dated by the file's modification time, the file holding
+    # no date of its own (load_file says so in a notice)
+    undated: list[str] = field(default_factory=list)
 
 
 class Importer(Protocol):

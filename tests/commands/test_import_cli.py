@@ -271,3 +271,37 @@ def test_the_formats_tried_are_a_line_each_and_a_hostile_name_stays_one_line(
     tried = [x.split(":")[0].strip() for x in lines[1:] if x.startswith("  ")]
     assert tried[0] == "native" and tried[-1] == "generic" and len(tried) >= 6
     assert not any(x.startswith("Error: all fine") for x in lines)
+
+
+def test_a_file_without_a_date_says_so_and_date_sets_it(tmp_path: Path) -> None:
+    """A RAGAS CSV holds no run date: its run was dated by the file's modification time without
+    a word (a copy made today put an old run last in Trends). The import says so; --date
+    gives the real one. An Inspect log has its own date: nothing to say."""
+    import json
+    import os
+    from datetime import UTC, datetime
+
+    csv = tmp_path / "results.csv"
+    shutil.copy(DATA / "ragas" / "ragas_v04_refunds.csv", csv)
+    os.utime(csv, (1_700_000_000, 1_700_000_000))  # 2023-11-14 22:13:20 UTC
+    day = datetime.fromtimestamp(1_700_000_000, UTC).date().isoformat()
+    guessed = CliRunner().invoke(cli, ["import", str(csv), "--into", str(tmp_path / "a")])
+    assert guessed.exit_code == 0, guessed.output
+    assert (
+        f"notice: {csv}: no run date in the file: its modification time ({day}) dates its run; "
+        "give the real date with ragtui import --date YYYY-MM-DD"
+    ) in guessed.stderr.splitlines()
+    dated = CliRunner().invoke(
+        cli, ["import", str(csv), "--into", str(tmp_path / "b"), "--date", "2026-11-02"]
+    )
+    assert dated.exit_code == 0 and "no run date" not in dated.stderr
+    listed = CliRunner().invoke(cli, ["runs", str(tmp_path / "b"), "--json"])
+    assert [r["created_at"] for r in json.loads(listed.stdout)["runs"]] == ["2026-11-02T00:00:00Z"]
+    bad = CliRunner().invoke(
+        cli, ["import", str(csv), "--into", str(tmp_path / "c"), "--date", "2026-13-45"]
+    )
+    assert bad.exit_code == 2 and "expected a date YYYY-MM-DD" in bad.stderr
+    inspect = CliRunner().invoke(
+        cli, ["import", str(DATA / "inspect" / "refunds.eval"), "--into", str(tmp_path / "d")]
+    )
+    assert inspect.exit_code == 0 and "no run date" not in inspect.stderr
