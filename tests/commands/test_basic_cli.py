@@ -84,20 +84,9 @@ def test_bad_file_is_reported_on_stderr_and_others_listed(tmp_path: Path) -> Non
 def test_a_summary_only_run_lists_its_level_and_shows_every_stated_figure(tmp_path: Path) -> None:
     """A summary-only run stating accuracy 2/3 and its stderr 1/3: `runs` lists 66.7 (it
     listed 33.3, the stderr), and `show` prints each stated figure (it printed "0 cases")."""
-    from ragtui.core.model import Run, StatedFigure
-    from ragtui.core.runfile import SUFFIX, write_run_file
+    from tests.core.runs_factory import make_summary_only_run
 
-    run = Run(
-        id="popularity",
-        name="popularity",
-        created_at="2025-05-12T20:28:13Z",
-        config_key="cfg-p",
-        stated=(
-            StatedFigure("match", 2 / 3, raw=2 / 3, statistic="accuracy", n=3),
-            StatedFigure("match", 1 / 3, raw=1 / 3, statistic="stderr", n=3),
-        ),
-    )
-    write_run_file(tmp_path / f"popularity{SUFFIX}", run, [])
+    make_summary_only_run(tmp_path)
     listed = CliRunner().invoke(cli, ["runs", str(tmp_path)])
     assert listed.exit_code == 0, listed.output
     (line,) = [x for x in listed.stdout.splitlines() if x.startswith("popularity")]

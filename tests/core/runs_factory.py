@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragtui.core.model import Case, Chunk, Claim, JudgeInfo, Run, Score
-from ragtui.core.runfile import write_run_file
+from ragtui.core.model import Case, Chunk, Claim, JudgeInfo, Run, Score, StatedFigure
+from ragtui.core.runfile import SUFFIX, write_run_file
 
 
 def make_case(i: int, faith: float = 1.0, relevance_raw: int = 4) -> Case:
@@ -52,3 +52,20 @@ def make_run(
     )
     cases = [make_case(i, f) for i, f in enumerate(faith)]
     return write_run_file(folder / f"{run_id}.ragtui.jsonl", run, cases)
+
+
+def make_summary_only_run(folder: Path, *extra: StatedFigure) -> Path:
+    """Run "popularity" with no cases, stating match accuracy 2/3 (3 cases), then its stderr
+    1/3, as an Inspect log without samples does; `extra` figures after them."""
+    run = Run(
+        id="popularity",
+        name="popularity",
+        created_at="2025-05-12T20:28:13Z",
+        config_key="cfg-p",
+        stated=(
+            StatedFigure("match", 2 / 3, raw=2 / 3, statistic="accuracy", n=3),
+            StatedFigure("match", 1 / 3, raw=1 / 3, statistic="stderr", n=3),
+            *extra,
+        ),
+    )
+    return write_run_file(folder / f"popularity{SUFFIX}", run, [])

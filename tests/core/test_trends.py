@@ -97,23 +97,13 @@ def test_a_summary_only_run_is_listed_at_its_level_never_its_stderr(tmp_path: Pa
     """An Inspect log without samples states accuracy 0.667 then its stderr 0.333: the run was
     listed at 33.3, the stderr (the last figure of the metric won). Listed and plotted at its
     accuracy; a spread statistic is never a mean."""
-    from ragtui.core.model import Run, StatedFigure
-    from ragtui.core.runfile import SUFFIX, write_run_file
+    from ragtui.core.model import StatedFigure
+    from tests.core.runs_factory import make_summary_only_run
 
     folder = tmp_path / "runs"
     folder.mkdir()
-    run = Run(
-        id="popularity",
-        name="popularity",
-        created_at="2025-05-12T20:28:13Z",
-        config_key="cfg-p",
-        stated=(
-            StatedFigure("match", 2 / 3, raw=2 / 3, statistic="accuracy", n=3),
-            StatedFigure("match", 1 / 3, raw=1 / 3, statistic="stderr", n=3),
-            StatedFigure("other", 0.1, raw=0.1, statistic="std"),  # a spread alone: no level
-        ),
-    )
-    write_run_file(folder / f"popularity{SUFFIX}", run, [])
+    # a spread alone: no level to list
+    make_summary_only_run(folder, StatedFigure("other", 0.1, raw=0.1, statistic="std"))
     with Store.open(folder) as store:
         (row,) = store.run_rows()
         assert row.summary_only

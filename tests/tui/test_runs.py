@@ -301,6 +301,20 @@ async def test_parse_failures_running_and_summary_runs_are_marked(tmp_path, make
             await pilot.pause()
             detail = str(app.screen.query_one("#run-detail").render())
             assert "stated faithfulness mean 62.5 (18 cases)" in " ".join(detail.split())
+            await pilot.press("y")  # the details as Markdown: the stated figures too
+            await pilot.pause()
+            assert "Stated by the tool: faithfulness mean 62.5 (18 cases)" in app.clipboard
+
+
+def history_with_a_batch_running(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The fixed history and a run "live" whose batch still holds its file (one case so far)."""
+    from ragtui.core.runwrite import RunFileAppender
+
+    folder = write_history(tmp_path / "runs")
+    live = Run(id="live", name="live", created_at="2026-11-30T00:00:00Z", config_key="cfg-live")
+    out = RunFileAppender(folder / f"live{SUFFIX}", live)
+    out.append(history_cases(1, 0.8, seed=3)[0])
+    return folder, out
 
 
 async def test_a_batch_that_indexed_its_own_end_is_listed_finished(tmp_path, make_app) -> None:
@@ -309,12 +323,7 @@ async def test_a_batch_that_indexed_its_own_end_is_listed_finished(tmp_path, mak
     running (as it did when Runs had listed it just before)."""
     import asyncio
 
-    from ragtui.core.runwrite import RunFileAppender
-
-    folder = write_history(tmp_path / "runs")
-    live = Run(id="live", name="live", created_at="2026-11-30T00:00:00Z", config_key="cfg-live")
-    out = RunFileAppender(folder / f"live{SUFFIX}", live)
-    out.append(history_cases(1, 0.8, seed=3)[0])
+    folder, out = history_with_a_batch_running(tmp_path)
     app = make_app(folder)
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_ready(app, pilot)
@@ -336,13 +345,9 @@ async def test_an_older_listing_that_lands_last_is_not_shown(
     import asyncio
     import time
 
-    from ragtui.core.runwrite import RunFileAppender
     from ragtui.tui.screens import runs as runs_screen
 
-    folder = write_history(tmp_path / "runs")
-    live = Run(id="live", name="live", created_at="2026-11-30T00:00:00Z", config_key="cfg-live")
-    out = RunFileAppender(folder / f"live{SUFFIX}", live)
-    out.append(history_cases(1, 0.8, seed=3)[0])
+    folder, out = history_with_a_batch_running(tmp_path)
     app = make_app(folder)
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_ready(app, pilot)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from ragtui.core.queries import RunRow
 from ragtui.format import cost_figure, md_inline, md_table, printable, pts, stated_figure
 from ragtui.tui.widgets.runs_model import RunLine, RunsModel
 
@@ -58,11 +59,8 @@ def line_detail(line: RunLine, model: RunsModel, folder: Path) -> Text:
             out.append(f" ({errors} errors)", style="bold red")
         out.append("   ")
     if not line.is_group and run.stated:  # the tool's own figures (all a summary-only run has)
-        said = " · ".join(
-            stated_figure(f.metric, f.statistic, f.value, f.raw, f.n) for f in run.stated
-        )
         out.append("stated ", style="dim")
-        out.append(printable(said))
+        out.append(printable(stated_line(run)))
         out.append("   ")
     costs = cost_text(line, model)
     if costs:
@@ -101,6 +99,11 @@ def cost_text(line: RunLine, model: RunsModel) -> Text:
         out.append(f"{label} {figure} per {'case' if figure == 'mean' else 'run'} ", style="dim")
         out.append(cost_figure(name, value))
     return out
+
+
+def stated_line(run: RunRow) -> str:
+    """Every figure the run's tool stated, in the file's order (plain text, untrusted)."""
+    return " · ".join(stated_figure(f.metric, f.statistic, f.value, f.raw, f.n) for f in run.stated)
 
 
 def line_markdown(line: RunLine, model: RunsModel) -> str:
@@ -144,13 +147,8 @@ def line_markdown(line: RunLine, model: RunsModel) -> str:
             for m in model.metrics
         ],
     )
-    if not line.is_group and run.stated:  # the tool's own figures (all a summary-only run has)
-        said = " · ".join(
-            stated_figure(f.metric, f.statistic, f.value, f.raw, f.n) for f in run.stated
-        )
-        out.append("stated ", style="dim")
-        out.append(printable(said))
-        out.append("   ")
+    if not line.is_group and run.stated:
+        out += ["", f"Stated by the tool: {md_inline(stated_line(run))}"]
     costs = cost_text(line, model)
     if costs:
         out += ["", md_inline(costs.plain)]
