@@ -155,7 +155,9 @@ def _to_runs(
             sha,
             "inspect",
             options,
-            default_name=f"{ev['task']} · {ev.get('model') or 'unknown model'}",
+            default_name=f"{ev['task']} · {ev.get('model') or 'unknown model'}"
+            # a cancelled or failed log says so where the run is listed, not only in its id
+            + ("" if status == "success" else f" ({status[:20]})"),
             config=dict(config, epoch=epoch),
             judge=judge,
             dataset=dataset,

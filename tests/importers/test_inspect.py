@@ -166,6 +166,8 @@ def test_public_cancelled_json_imports_what_it_has_with_a_notice() -> None:
     assert run.run.config["revision"] == "e9a9d7161"
     assert run.run.judge.model is None  # match() is rule-based: no judge
     assert run.run.id == f"inspect-popularity-{log['eval']['eval_id']}-cancelled"
+    # listed as cancelled, not only in its id (it read as an ordinary run in Runs)
+    assert run.run.name == f"popularity · {log['eval']['model']} (cancelled)"
     assert run.cases[0].metadata["nested"] == {"foo": "bar"}
 
 
