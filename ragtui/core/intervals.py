@@ -57,16 +57,27 @@ def _none(method: Method, n: int, units: int, delta: float | None, spread: bool)
     return Estimate(method, n, units, delta, None, None, None, None, None, spread, False, math.inf)
 
 
-def no_spread_interval(value: float, n: int, level: float = 0.95) -> Pair:
+def no_spread_interval(
+    value: float, n: int, level: float = 0.95, sizes: np.ndarray | None = None
+) -> Pair:
     """Every one of n deltas equals `value`: no variance to build a t-interval from, but an
-    exact bound all the same. At most a share u of all cases can differ from `value` (u the
-    Clopper-Pearson upper bound for 0 of n), and a delta lies in [-1, 1], so the mean lies in
-    [value - (1 + value)·u, value + (1 - value)·u]."""
-    u = 1.0 - ((1.0 - level) / 2) ** (1.0 / n)
+    exact bound all the same. At most a share u of the independent units can differ from
+    `value` (u the Clopper-Pearson upper bound for 0 of them), and a delta lies in [-1, 1], so
+    the mean lies in [value - (1 + value)·u, value + (1 - value)·u]. With clusters (`sizes`,
+    cases per cluster) the units are the clusters, and the share of cases is that of the
+    largest clusters making up a share u of them: 100 cases in 5 clusters bound nothing like
+    100 independent cases do."""
+    units = n if sizes is None else int(sizes.size)
+    u = 1.0 - ((1.0 - level) / 2) ** (1.0 / units)
+    if sizes is not None:
+        largest = np.sort(np.asarray(sizes, dtype=float))[::-1]
+        whole, part = int(u * units), u * units - int(u * units)
+        covered = largest[:whole].sum() + (part * largest[whole] if whole < units else 0.0)
+        u = min(1.0, float(covered) / float(largest.sum()))
     return max(-1.0, value - (1 + value) * u), min(1.0, value + (1 - value) * u)
 
 
-def _no_spread(d: np.ndarray, units: int) -> Estimate:
+def _no_spread(d: np.ndarray, units: int, sizes: np.ndarray | None = None) -> Estimate:
     """The estimate of deltas that are all equal: bounds, no test (the verdict is too few)."""
     n = int(d.size)
     value = float(d.mean())
@@ -77,8 +88,8 @@ def _no_spread(d: np.ndarray, units: int) -> Estimate:
         delta=value,
         se=None,  # no spread measured: no MDE of 0.0, no power of 1
         df=None,
-        ci95=no_spread_interval(value, n, 0.95),
-        ci90=no_spread_interval(value, n, 0.90),
+        ci95=no_spread_interval(value, n, 0.95, sizes),
+        ci90=no_spread_interval(value, n, 0.90, sizes),
         p=None,
         spread=False,
         can_detect=False,
@@ -278,7 +289,7 @@ def cluster_estimate(d: np.ndarray, clusters: np.ndarray, rng: np.random.Generat
     else:
         method, can_detect, can_bound = Method.CLUSTER_T, True, True
     if n >= 1 and not spread:
-        return _no_spread(d, g)
+        return _no_spread(d, g, sizes)
     if g < 2 or delta is None:
         return _none(method, n, g, delta, spread)
     # cluster-robust (CR1) SE: for the MDE and the sample-size advice, and CLUSTER_T

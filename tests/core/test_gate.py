@@ -150,3 +150,25 @@ def test_every_gate_code_has_its_sentence() -> None:
     for code in CODES:
         text = gate_check_text(GateCheck("m", Outcome.FAILED, code, 3.0, 10.0, 40), 0.05)
         assert text.startswith("FAIL m: ") and len(text) > len("FAIL m: ") + 10, code
+
+
+def test_an_unchanged_metric_in_few_clusters_is_not_non_inferior(run_writer) -> None:
+    """The same 100 unchanged cases in 5 clusters (documents): the units that can differ are
+    the 5 clusters, not the 100 cases. The exact bound was ±3.6 points and the gate passed;
+    over 5 clusters at most 52% of them can differ (Clopper-Pearson, 0 of 5), and with one
+    cluster of 60 cases those are 76% of the cases: nothing is shown."""
+    from scipy import stats as sps
+
+    ids = _ids(100)
+    sizes = [60, 10, 10, 10, 10]
+    clusters = {c: f"doc-{k}" for k, n in enumerate(sizes) for c in ids[sum(sizes[:k]) :][:n]}
+    run_writer.write("base", {"recall": dict.fromkeys(ids, 1.0)}, clusters=clusters)
+    run_writer.write(
+        "cand", {"recall": dict.fromkeys(ids, 1.0)}, clusters=clusters, config={"p": 2}
+    )
+    result = _gate(run_writer)
+    assert result.outcome is not Outcome.PASSED
+    m = compare_runs(run_writer.store(), "base", "cand").metric("recall")
+    u = sps.binomtest(0, 5).proportion_ci(0.95, method="exact").high  # a share of clusters
+    share = (60 + 10 + (u * 5 - 2) * 10) / 100  # the 2.6 largest clusters' cases
+    assert (m.ci_low, m.ci_high) == pytest.approx((-share, share))
