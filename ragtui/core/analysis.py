@@ -51,6 +51,7 @@ class MetricResult:
     holm_lost: bool = False  # p < .05 alone, not after Holm
     fixed: int | None = None  # binary metrics: cases B fixed (A 0 -> B 1)
     broke: int | None = None
+    margin_p: float | None = None  # random sign-flips: the test's p at -margin (intervals)
     only_a: int = 0
     only_b: int = 0
     errors: int = 0  # cases errored in A or B
@@ -95,7 +96,7 @@ def analyse_metric(
     mean of that side's reruns). `tests`: the metrics compared, for Holm-aware advice.
     The verdict here uses the raw p; `compare_runs` re-decides it with the adjusted p."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    est = estimate(a, b, rng=rng, clusters=clusters)
+    est = estimate(a, b, rng=rng, clusters=clusters, margin=margin)
     # the design effect of clusters is in the SE: sd_eff = SE·√N keeps N-advice honest
     sd = None if est.se is None else est.se * math.sqrt(est.n)
     binary = est.method is Method.SCORE
@@ -141,6 +142,7 @@ def analyse_metric(
         n_no_change=n_no_change,
         fixed=fixed,
         broke=broke,
+        margin_p=_f(est.margin_p),
     )
     return decide(result, margin)
 

@@ -21,6 +21,7 @@ from enum import StrEnum
 
 from ragtui.core import power
 from ragtui.core.compare import Comparison
+from ragtui.core.intervals import ALPHA, MARGIN_P_ERROR
 from ragtui.core.verdict import Verdict
 
 MIN_SHARED_CASES = 10
@@ -45,6 +46,7 @@ class GateCheck:
 
 CODES = (
     "non_inferior",
+    "too_close",
     "regressed",
     "not_comparable",
     "no_scores",
@@ -126,6 +128,10 @@ def _metric_check(m, margin: float, min_cases: int) -> GateCheck:  # m: MetricRe
     if m.verdict is Verdict.REGRESSED:
         return GateCheck(m.metric, failed, "regressed", m.delta, -margin)
     if m.ci_low is not None and m.ci_low > -margin:
+        if m.margin_p is not None and m.margin_p > ALPHA - MARGIN_P_ERROR:
+            # random sign patterns put the bound above the margin, but the test's p there is
+            # within its own Monte Carlo error of .05: another seed could put it below
+            return GateCheck(m.metric, Outcome.UNDECIDED, "too_close", m.margin_p, ALPHA)
         return GateCheck(m.metric, Outcome.PASSED, "non_inferior", m.ci_low, -margin)
     return GateCheck(
         m.metric,

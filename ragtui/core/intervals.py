@@ -51,6 +51,14 @@ class Estimate:
     can_detect: bool  # could any data with this many units reach p < .05?
     tightest: float  # the narrowest |bound| of a 90% CI any data with this many units can give
     exact: bool = False  # sign patterns enumerated rather than sampled
+    # sampled sign-flips: the test's p at Δ = -margin. The 95% CI's lower bound is above
+    # -margin exactly when this is under .05, and with random patterns this p is itself an
+    # estimate (± MARGIN_P_ERROR): a bound that close to the margin is not known to be above it
+    margin_p: float | None = None
+
+
+# three standard errors of a p near .05 estimated from SIGN_FLIPS random patterns
+MARGIN_P_ERROR = 3 * math.sqrt(ALPHA * (1 - ALPHA) / SIGN_FLIPS)
 
 
 def _none(method: Method, n: int, units: int, delta: float | None, spread: bool) -> Estimate:
@@ -275,7 +283,12 @@ class SignFlip:
         return low, high
 
 
-def cluster_estimate(d: np.ndarray, clusters: np.ndarray, rng: np.random.Generator) -> Estimate:
+def cluster_estimate(
+    d: np.ndarray,
+    clusters: np.ndarray,
+    rng: np.random.Generator,
+    margin: float | None = None,
+) -> Estimate:
     d = np.asarray(d, dtype=float)
     totals, sizes = _cluster_totals(d, clusters)
     n, g = int(d.size), int(totals.size)
@@ -312,10 +325,12 @@ def cluster_estimate(d: np.ndarray, clusters: np.ndarray, rng: np.random.Generat
             tightest=0.0,
         )
     test = SignFlip(totals, sizes, rng, mid_p=False)
-    return _from_sign_flip(test, method, n, g, delta, se, can_detect, can_bound)
+    return _from_sign_flip(test, method, n, g, delta, se, can_detect, can_bound, margin)
 
 
-def sign_flip_estimate(d: np.ndarray, rng: np.random.Generator) -> Estimate:
+def sign_flip_estimate(
+    d: np.ndarray, rng: np.random.Generator, margin: float | None = None
+) -> Estimate:
     """Few cases, scores not binary: sign-flips of the deltas (mid-p), CI by inversion."""
     d = np.asarray(d, dtype=float)
     n = int(d.size)
@@ -328,7 +343,7 @@ def sign_flip_estimate(d: np.ndarray, rng: np.random.Generator) -> Estimate:
     least = test.least_p()
     se = float(d.std(ddof=1)) / math.sqrt(n)
     return _from_sign_flip(
-        test, Method.SIGN_FLIP, n, n, float(d.mean()), se, least < ALPHA, least < 2 * ALPHA
+        test, Method.SIGN_FLIP, n, n, float(d.mean()), se, least < ALPHA, least < 2 * ALPHA, margin
     )
 
 
@@ -341,9 +356,11 @@ def _from_sign_flip(
     se: float,
     can_detect: bool,
     can_bound: bool,
+    margin: float | None = None,
 ) -> Estimate:
     """A sign-flip test's estimate: the CIs by inversion where the test can reach them
     (95% where p < .05 is reachable, the 90% TOST interval where p < .10 is)."""
+    sampled = margin is not None and not test.exact
     return Estimate(
         method=method,
         n=n,
@@ -358,6 +375,7 @@ def _from_sign_flip(
         can_detect=can_detect,
         tightest=0.0 if can_bound else math.inf,
         exact=test.exact,
+        margin_p=test.p(-margin) if sampled and margin is not None else None,
     )
 
 
@@ -381,16 +399,18 @@ def estimate(
     *,
     rng: np.random.Generator,
     clusters: np.ndarray | None = None,
+    margin: float | None = None,
 ) -> Estimate:
-    """The paired estimate of B - A from per-case values (fractions), by the fitting family."""
+    """The paired estimate of B - A from per-case values (fractions), by the fitting family.
+    `margin`: for a test on random sign patterns, also its p at -margin (Estimate.margin_p)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if has_clusters(clusters):
         assert clusters is not None
-        return cluster_estimate(b - a, clusters, rng)
+        return cluster_estimate(b - a, clusters, rng, margin)
     if is_binary(a, b):
         return score_estimate(a, b)
     if a.size <= SIGN_FLIP_MAX_CASES:
-        return sign_flip_estimate(b - a, rng)
+        return sign_flip_estimate(b - a, rng, margin)
     return t_estimate(b - a)
 
 

@@ -405,6 +405,11 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
             if ch.value is not None and ch.threshold is not None
             else "more errors than the base"
         ),
+        "too_close": (
+            f"too close to call: the 95% CI lower bound is above -{band} by random sign-flips, "
+            f"but their p there ({p_value(ch.value)}) is within its own sampling error of .05, "
+            "so another --seed could land below; more cases or clusters decide it"
+        ),
         "undecided": (
             f"cannot tell: 95% CI lower bound {signed_pts(ch.value)} is not above -{band}"
             " and no significant regression; "
