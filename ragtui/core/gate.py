@@ -139,5 +139,5 @@ def _metric_check(m, margin: float, min_cases: int) -> GateCheck:  # m: MetricRe
         "undecided",
         m.ci_low,
         -margin,
-        power.n_noninferior(m.sd, margin),
+        power.n_noninferior(m.sd, margin, m.delta),
     )

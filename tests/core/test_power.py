@@ -78,3 +78,19 @@ def test_mcnemar_power_matches_simulation_of_the_score_test() -> None:
     assert predicted == pytest.approx(simulated, abs=0.02)
     # and the closed form agrees with the verdict's own p at one draw
     assert intervals.mcnemar_p(15, 5) == pytest.approx(2 * sps.norm.sf(10 / math.sqrt(20)))
+
+
+def test_noninferiority_cases_assume_the_drop_measured() -> None:
+    """A candidate measured 2.8 points down: the advice is for that drop (the smallest n whose
+    (t.975 + t.80)·sd/√n fits in the 2.2 points left to the margin, by brute force here), not
+    for B = A; a rise is advised as B = A; a drop beyond the margin has no number of cases."""
+    sd, margin, drop = 0.0856, 0.05, -0.028
+    room = margin + drop
+    brute = next(
+        n
+        for n in range(2, 10_000)
+        if (sps.t.ppf(0.975, n - 1) + sps.t.ppf(0.8, n - 1)) * sd / math.sqrt(n) <= room
+    )
+    assert power.n_noninferior(sd, margin, drop) == brute
+    assert brute > 100 > power.n_noninferior(sd, margin) == power.n_noninferior(sd, margin, 0.03)
+    assert power.n_noninferior(sd, margin, -0.06) is None
