@@ -14,7 +14,9 @@ points). It *held* when both runs scored it and it did not fall. The rules, firs
 5. off-intent         answer relevance fell while every other stage metric scored held
 6. unattributed       the metrics needed to tell are missing (their names are listed)
 
-Rules 1–2 are the retrieval stage, 3–5 the generation stage.
+Rules 1–2 are the retrieval stage, 3–5 the generation stage. Before them all: when A and B
+gave the same answers and chunks on every case (a re-judge against its parent), no stage
+changed, and a case that fell was *regraded* (the judge stage).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ _SLACK = 1e-9
 
 ROLES = ("faithfulness", "context_recall", "context_precision", "answer_relevance")
 CAUSES = (
+    "regraded",
     "retrieval miss",
     "retrieval noise",
     "hallucination",
@@ -42,6 +45,7 @@ CAUSES = (
     "unattributed",
 )
 STAGE_OF = {
+    "regraded": "judge",
     "retrieval miss": "retrieval",
     "retrieval noise": "retrieval",
     "hallucination": "generation",
@@ -49,7 +53,7 @@ STAGE_OF = {
     "off-intent": "generation",
     "unattributed": "unattributed",
 }
-STAGES = ("generation", "retrieval", "unattributed")
+STAGES = ("generation", "retrieval", "judge", "unattributed")
 
 _PATTERNS = {
     "context_recall": re.compile(r"context(ual)?_(entity_)?recall"),
@@ -145,8 +149,12 @@ def attribute(
     roles: Roles,
     claims: ClaimDiff | None = None,
     retrieval: RetrievalDiff | None = None,
+    same_output: bool = False,
 ) -> Attribution:
-    """The stage that made this case worse; `moves` has the metrics both runs scored."""
+    """The stage that made this case worse; `moves` has the metrics both runs scored.
+    `same_output`: A and B gave the same answers and chunks on every case."""
+    if same_output:
+        return Attribution("regraded", "same answers and chunks")
 
     def state(role: str) -> str:  # "fell", "held" or "missing"
         metric = roles.metric.get(role)

@@ -121,6 +121,9 @@ class Diagnosis:
     classes: Mapping[str, Mapping[str, int]]  # metric -> class -> cases (B against A's config)
     costs: tuple[CostDelta, ...]
     warnings: tuple[str, ...]
+    # every paired case has the same (non-empty) answer and the same chunks in A and B (a
+    # re-judge against its parent): whatever fell, the judge did it, not a pipeline stage
+    same_output: bool = False
     # every case's class (the screens list them; --json carries only the counts above)
     history: History | None = field(default=None, repr=False, compare=False)
 
@@ -145,6 +148,7 @@ class Diagnosis:
             "metrics": [m.to_json() for m in self.metrics],
             "n_cases": self.n_cases,
             "answers_changed": self.answers_changed,
+            "same_output": self.same_output,
             "retrieval": self.retrieval.to_json(),
             "claims": self.claims.to_json(),
             "classes": {m: dict(c) for m, c in self.classes.items()},
@@ -248,20 +252,6 @@ def diagnose(
     chunks = _chunks_by_case(case_texts.chunks(store, [paired.a, paired.b]))
     claims = _claims_by_case(case_texts.claims(store, [paired.a, paired.b]))
     facts = [_facts(paired, ci, chunks, claims, min_drop) for ci in range(len(paired.case_ids))]
-    results = []
-    for metric in chosen:
-        fallen = []
-        for f, case_id in zip(facts, paired.case_ids, strict=True):
-            move = f.moves.get(metric)
-            if move is None or not move.fell:
-                continue
-            why = attribute(f.moves, found, f.claims, f.retrieval)
-            fallen.append(_case_attribution(case_id, metric, move, why))
-        fallen.sort(key=lambda c: (c.delta, c.case_id))
-        md = next(m for m in paired.metrics if m.metric == metric)
-        results.append(
-            MetricAttribution(metric, md.delta, md.verdict, md.reason, md.n, tuple(fallen))
-        )
     answers = {
         run: dict(zip(t["case_id"].to_pylist(), t["answer"].to_pylist(), strict=True))
         for run in (paired.a, paired.b)
@@ -271,6 +261,26 @@ def diagnose(
         normalise(answers[paired.a].get(c)) != normalise(answers[paired.b].get(c))
         for c in paired.case_ids
     )
+    answered = all(normalise(answers[paired.a].get(c)) for c in paired.case_ids)
+    retrieval = summarise_retrieval(
+        [f.retrieval for f in facts if f.retrieval is not None], len(facts)
+    )
+    moved = retrieval.with_added + retrieval.with_removed + retrieval.with_moved
+    same_output = bool(paired.case_ids) and answered and changed == 0 and moved == 0
+    results = []
+    for metric in chosen:
+        fallen = []
+        for f, case_id in zip(facts, paired.case_ids, strict=True):
+            move = f.moves.get(metric)
+            if move is None or not move.fell:
+                continue
+            why = attribute(f.moves, found, f.claims, f.retrieval, same_output)
+            fallen.append(_case_attribution(case_id, metric, move, why))
+        fallen.sort(key=lambda c: (c.delta, c.case_id))
+        md = next(m for m in paired.metrics if m.metric == metric)
+        results.append(
+            MetricAttribution(metric, md.delta, md.verdict, md.reason, md.n, tuple(fallen))
+        )
     classes = case_classes(store, paired.b, base=paired.a, metrics=chosen, thresholds=thresholds)
     cost_a, cost_b = run_costs(store, [paired.a, paired.b])
     return Diagnosis(
@@ -284,13 +294,12 @@ def diagnose(
         metrics=tuple(results),
         n_cases=len(paired.case_ids),
         answers_changed=changed,
-        retrieval=summarise_retrieval(
-            [f.retrieval for f in facts if f.retrieval is not None], len(facts)
-        ),
+        retrieval=retrieval,
         claims=summarise_claims([f.claims for f in facts if f.claims is not None]),
         classes=classes.counts(),
         costs=tuple(cost_deltas(cost_a, cost_b)),
         warnings=tuple([*paired.warnings, *found.notes, *classes.notes]),
+        same_output=same_output,
         history=classes,
     )
 

@@ -22,6 +22,7 @@ _BASIS = {
     "retrieved",
     "relevance fell alone": "answer relevance fell while the other metrics held",
     "no rule fits": "no rule fits the metrics that moved",
+    "same answers and chunks": "the same answers and chunks in A and B: only the grades changed",
 }
 
 
@@ -30,12 +31,22 @@ def _plural(n: int, word: str) -> str:
 
 
 def attribution_line(
-    metric: str, delta: float | None, n_fell: int, by_stage: dict[str, int]
+    metric: str,
+    delta: float | None,
+    n_fell: int,
+    by_stage: dict[str, int],
+    same_output: bool = False,
 ) -> str:
-    """ "faithfulness -6.2 pts: 14 cases fell — 9 generation, 4 retrieval, 1 unattributed"."""
+    """ "faithfulness -6.2 pts: 14 cases fell — 9 generation, 4 retrieval, 1 unattributed".
+    `same_output`: A and B gave the same answers and chunks (a re-judge), so no stage did it."""
     head = f"{printable(metric)} {signed_pts(delta)} pts"
     if n_fell == 0:
         return f"{head}: no case fell beyond noise"
+    if same_output:
+        return (
+            f"{head}: {_plural(n_fell, 'case')} fell, graded lower: the same answers and "
+            "chunks in A and B, so the judge's difference, not a stage's"
+        )
     parts = [f"{n} {stage}" for stage, n in by_stage.items() if n]
     return f"{head}: {_plural(n_fell, 'case')} fell — " + ", ".join(parts)
 
@@ -263,7 +274,7 @@ def diagnosis_summary_lines(d: Any, worst: int = 10) -> list[str]:
     echo("")
     echo("stages")
     for m in d.metrics:
-        echo("  " + attribution_line(m.metric, m.delta, len(m.cases), m.by_stage()))
+        echo("  " + attribution_line(m.metric, m.delta, len(m.cases), m.by_stage(), d.same_output))
         causes = [f"{n} {cause}" for cause, n in m.by_cause().items() if n]
         if causes:
             echo("    " + ", ".join(causes))

@@ -50,8 +50,10 @@ GLOSSARY: dict[str, str] = {
     "chance; below .6 is flagged",
     "ρ": "Spearman's rank correlation of two judges' scores; below .7 is flagged",
     # diagnosis
-    "stage": "which part of the pipeline made a case worse: retrieval (the chunks) or "
-    "generation (the answer), from the metrics that fell",
+    "stage": "which part of the pipeline made a case worse: retrieval (the chunks), "
+    "generation (the answer), or the judge when A and B gave the same answers and chunks "
+    "(a re-judge), from the metrics that fell",
+    "regraded": "A and B gave the same answers and chunks: the case fell by the judge alone",
     "retrieval miss": "context recall fell, or a claim lost its support and its chunk left "
     "the retrieval",
     "retrieval noise": "context precision fell while faithfulness held",

@@ -71,7 +71,7 @@ def test_diagnose_json(folder: str) -> None:
         "q1": "retrieval miss",  # recall fell
         "q2": "ignored context",  # faithfulness fell, recall held, no unsupported claim
     }
-    assert faith["by_stage"] == {"generation": 1, "retrieval": 1, "unattributed": 0}
+    assert faith["by_stage"] == {"generation": 1, "retrieval": 1, "judge": 0, "unattributed": 0}
     rel = next(m for m in data["metrics"] if m["metric"] == "answer_relevance")
     assert [(c["case_id"], c["cause"]) for c in rel["cases"]] == [("q3", "off-intent")]
     assert data["retrieval"]["with_added"] == 1 and data["retrieval"]["unchanged"] == 2

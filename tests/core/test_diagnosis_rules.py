@@ -185,7 +185,12 @@ def test_without_recall_the_chunks_decide(store: Store) -> None:
         # faithfulness fell, so precision could not decide (rule 2 needs it held): recall only
         "nothing": ("unattributed", "metrics missing", ("context_recall",)),
     }
-    assert d.metrics[0].by_stage() == {"generation": 1, "retrieval": 1, "unattributed": 1}
+    assert d.metrics[0].by_stage() == {
+        "generation": 1,
+        "retrieval": 1,
+        "judge": 0,
+        "unattributed": 1,
+    }
 
 
 def test_reruns_of_a_set_the_per_case_noise(store: Store) -> None:

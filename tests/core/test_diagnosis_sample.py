@@ -65,7 +65,12 @@ def test_small_generator_is_a_generation_regression(
     faith = next(m for m in small.metrics if m.metric == "faithfulness")
     assert {c.case_id for c in faith.cases} == fell_by_hand(runs, SMALL, "faithfulness")
     assert len(faith.cases) >= 10
-    assert faith.by_stage() == {"generation": len(faith.cases), "retrieval": 0, "unattributed": 0}
+    assert faith.by_stage() == {
+        "generation": len(faith.cases),
+        "retrieval": 0,
+        "judge": 0,
+        "unattributed": 0,
+    }
     # retrieval did not change at all: same chunk ids in the same order in every case
     assert contexts(runs[SMALL]) == contexts(runs[BASELINES[0]])
     assert small.retrieval.unchanged == small.retrieval.n_cases == 48
@@ -105,3 +110,30 @@ def test_chunk_overlap_change_moves_and_swaps_chunks(
     assert r.mean_overlap == pytest.approx(sum(jaccard) / len(jaccard))
     assert r.with_added == r.with_removed == swapped_in > 0
     assert r.with_moved >= reordered > 0
+
+
+def test_a_rejudge_against_its_parent_is_put_on_the_judge(
+    store: Store, runs: dict[str, RunFile], small: Diagnosis
+) -> None:
+    """The demo's llama3.1 re-judge of the strict prompt graded its parent's own answers and
+    chunks (checked here in the files): its cases that fell were put on generation and
+    retrieval stages ("3 generation") that did not change. They are regraded, the judge's."""
+    from ragtui.format import attribution_line
+
+    parent, rejudge = "strict-v2-2026-11-16", "rejudge-llama3.1-2026-11-18"
+    for c in runs[rejudge].cases:
+        twin = next(x for x in runs[parent].cases if x.case_id == c.case_id)
+        assert c.answer and c.answer == twin.answer
+        assert [k.id for k in c.contexts] == [k.id for k in twin.contexts]
+    d = diagnose(store, parent, rejudge)
+    assert d.same_output
+    fallen = [c for m in d.metrics for c in m.cases]
+    assert fallen  # the test is about cases that fell
+    assert {(c.cause, c.stage) for c in fallen} == {("regraded", "judge")}
+    m = next(m for m in d.metrics if m.cases)
+    assert attribution_line(m.metric, m.delta, len(m.cases), m.by_stage(), d.same_output).endswith(
+        "fell, graded lower: the same answers and chunks in A and B, so the judge's difference, "
+        "not a stage's"
+    )
+    assert not small.same_output  # another generator: its own answers
+    assert all(c.stage != "judge" for m in small.metrics for c in m.cases)

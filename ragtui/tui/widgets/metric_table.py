@@ -317,7 +317,9 @@ def diagnosis_lines(d: Diagnosis, metric: str) -> Text:
     def stage_line(name: str, bold: bool) -> None:
         m = by_metric.get(name)
         if m is not None:
-            line = fmt.attribution_line(m.metric, m.delta, len(m.cases), m.by_stage())
+            line = fmt.attribution_line(
+                m.metric, m.delta, len(m.cases), m.by_stage(), d.same_output
+            )
             lines.append(lit(line, "bold" if bold else ""))
 
     stage_line(metric, True)
