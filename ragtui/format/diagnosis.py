@@ -44,8 +44,7 @@ def attribution_line(
         return f"{head}: no case fell beyond noise"
     if same_output:
         return (
-            f"{head}: {_plural(n_fell, 'case')} fell, graded lower: the same answers and "
-            "chunks in A and B, so the judge's difference, not a stage's"
+            f"{head}: {_plural(n_fell, 'case')} fell — by the judge alone (same answers and chunks)"
         )
     parts = [f"{n} {stage}" for stage, n in by_stage.items() if n]
     return f"{head}: {_plural(n_fell, 'case')} fell — " + ", ".join(parts)

@@ -131,9 +131,7 @@ def test_a_rejudge_against_its_parent_is_put_on_the_judge(
     assert fallen  # the test is about cases that fell
     assert {(c.cause, c.stage) for c in fallen} == {("regraded", "judge")}
     m = next(m for m in d.metrics if m.cases)
-    assert attribution_line(m.metric, m.delta, len(m.cases), m.by_stage(), d.same_output).endswith(
-        "fell, graded lower: the same answers and chunks in A and B, so the judge's difference, "
-        "not a stage's"
-    )
+    line = attribution_line(m.metric, m.delta, len(m.cases), m.by_stage(), d.same_output)
+    assert line.endswith(" fell — by the judge alone (same answers and chunks)")
     assert not small.same_output  # another generator: its own answers
     assert all(c.stage != "judge" for m in small.metrics for c in m.cases)
