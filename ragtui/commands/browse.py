@@ -126,10 +126,7 @@ def show_command(run: str, case: str | None, path_option: str | None, as_json: b
                 f"judge {h.judge.model} ({h.judge.provider}) prompt {h.judge.prompt_hash}",
                 f"{len(cases)} cases",
             ]
-            lines += [
-                "stated " + stated_figure(f.metric, f.statistic, f.value, f.raw, f.n)
-                for f in h.stated
-            ]
+            lines += ["stated " + stated_figure(f) for f in h.stated]
             for line in lines:
                 click.echo(one_line(line))
             for row in cases:

@@ -31,6 +31,7 @@ from ragtui.format import (
     chunk_mark,
     classes_line,
     diagnosis_summary_lines,
+    plural,
     printable,
     pts,
     short_pts,
@@ -241,7 +242,7 @@ def history_command(
             return
     against = f"the runs of {h.base}'s config" if h.base else "every earlier run of its dataset"
     n = len(h.baseline_runs)
-    click.echo(printable(f"{h.run} against {against} ({n} run{'' if n == 1 else 's'})"))
+    click.echo(printable(f"{h.run} against {against} ({plural(n, 'run')})"))
     given = ", ".join(f"{printable(m)} {v * 100:g}" for m, v in thresholds.items())
     rest = "the source's threshold, else 50 points"
     click.echo(

@@ -360,7 +360,6 @@ def _from_sign_flip(
 ) -> Estimate:
     """A sign-flip test's estimate: the CIs by inversion where the test can reach them
     (95% where p < .05 is reachable, the 90% TOST interval where p < .10 is)."""
-    sampled = margin is not None and not test.exact
     return Estimate(
         method=method,
         n=n,
@@ -375,7 +374,7 @@ def _from_sign_flip(
         can_detect=can_detect,
         tightest=0.0 if can_bound else math.inf,
         exact=test.exact,
-        margin_p=test.p(-margin) if sampled and margin is not None else None,
+        margin_p=None if margin is None or test.exact else test.p(-margin),
     )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ragtui.format.numbers import pts, short_pts, signed_pts, significant
-from ragtui.format.text import printable
+from ragtui.format.text import plural, printable
 
 # ---------------------------------------------------------------- diagnosis
 
@@ -26,10 +26,6 @@ _BASIS = {
 }
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def attribution_line(
     metric: str,
     delta: float | None,
@@ -44,10 +40,10 @@ def attribution_line(
         return f"{head}: no case fell beyond noise"
     if same_output:
         return (
-            f"{head}: {_plural(n_fell, 'case')} fell — by the judge alone (same answers and chunks)"
+            f"{head}: {plural(n_fell, 'case')} fell — by the judge alone (same answers and chunks)"
         )
     parts = [f"{n} {stage}" for stage, n in by_stage.items() if n]
-    return f"{head}: {_plural(n_fell, 'case')} fell — " + ", ".join(parts)
+    return f"{head}: {plural(n_fell, 'case')} fell — " + ", ".join(parts)
 
 
 def noise_rule_line(a_runs: int, min_drop: float) -> str:
@@ -85,7 +81,7 @@ def retrieval_line(
     if n_cases == 0:
         return "retrieval: no case has chunks in both runs"
     return (
-        f"retrieval ({_plural(n_cases, 'case')}): mean top-k overlap {pts(mean_overlap)} pts · "
+        f"retrieval ({plural(n_cases, 'case')}): mean top-k overlap {pts(mean_overlap)} pts · "
         f"top chunk changed in {top_changed} · chunks added in {added}, removed in {removed}, "
         f"moved in {moved} · unchanged in {unchanged}"
     )
@@ -103,7 +99,7 @@ def claims_line(
     if n_cases == 0:
         return "claims: neither run has faithfulness claims"
     return (
-        f"claims ({_plural(n_cases, 'case')}): {lost} lost support ({lost_gone} with their "
+        f"claims ({plural(n_cases, 'case')}): {lost} lost support ({lost_gone} with their "
         f"chunk gone) · {fixed} fixed · {new} new ({new_unsupported} unsupported) · "
         f"{dropped} dropped"
     )
@@ -184,7 +180,7 @@ def retrieval_summary(n_cases: int, mean_overlap: float | None, top_changed: int
         return "retrieval: no case has chunks in both runs"
     return (
         f"retrieval: mean top-k overlap {pts(mean_overlap)} pts · top chunk changed in "
-        f"{top_changed} of {_plural(n_cases, 'case')}"
+        f"{top_changed} of {plural(n_cases, 'case')}"
     )
 
 

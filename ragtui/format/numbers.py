@@ -6,6 +6,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ragtui.format.text import plural
+
+if TYPE_CHECKING:
+    from ragtui.core.model import StatedFigure
 
 # ---------------------------------------------------------------- numbers
 
@@ -31,14 +37,12 @@ def pts(value: float | None) -> str:
     return "—" if value is None else fixed(value * 100, 1)
 
 
-def stated_figure(
-    metric: str, statistic: str | None, value: float | None, raw: object, n: int | None
-) -> str:
+def stated_figure(f: StatedFigure) -> str:
     """A run-level figure as its tool stated it: "match accuracy 66.7 (3 cases)"; in points
     when its scale is known, else as the file wrote it. Plain text: callers neutralise it."""
-    shown = pts(value) if value is not None else ("—" if raw is None else str(raw))
-    cases = "" if n is None else f" ({n} case{'' if n == 1 else 's'})"
-    return f"{metric} {statistic or 'figure'} {shown}{cases}"
+    shown = pts(f.value) if f.value is not None else ("—" if f.raw is None else str(f.raw))
+    cases = "" if f.n is None else f" ({plural(f.n, 'case')})"
+    return f"{f.metric} {f.statistic or 'figure'} {shown}{cases}"
 
 
 def signed_pts(value: float | None) -> str:

@@ -142,18 +142,19 @@ def md_table(headers: Iterable[str], rows: Iterable[Iterable[object]]) -> list[s
     return out
 
 
+def plural(n: int, word: str) -> str:
+    """ "1 case", "2 cases": a count and its noun, -s added past one."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def rescan_text(changed: int, removed: int, failed: int) -> str:
     """What a re-scan of the runs folder found, nothing included: "2 runs new or changed · 1
     gone · 1 file skipped"."""
-
-    def many(n: int, one: str, more: str) -> str:
-        return f"{n} {one if n == 1 else more}"
-
-    parts = [many(changed, "run", "runs") + " new or changed"] if changed else []
+    parts = [plural(changed, "run") + " new or changed"] if changed else []
     if removed:
         parts.append(f"{removed} gone")
     if failed:
-        parts.append(many(failed, "file", "files") + " skipped")
+        parts.append(plural(failed, "file") + " skipped")
     return " · ".join(parts) or "nothing changed"
 
 

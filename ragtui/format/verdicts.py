@@ -32,6 +32,7 @@ from ragtui.core.verdict import (
     Verdict,
 )
 from ragtui.format.numbers import fixed, interval, p_value, pts, signed_pts
+from ragtui.format.text import plural
 
 if TYPE_CHECKING:
     from ragtui.core.agreement import Agreement
@@ -229,9 +230,8 @@ def note_text(n: Note) -> str:
                 f"points (p {p:.2g}): a systematic change, not noise"
             )
         case RerunErrors(metric=metric, side=side, errors=errors, runs=runs):
-            grades = "1 grade" if errors == 1 else f"{errors} grades"
             return (
-                f"{metric}: {grades} failed in {side}'s reruns ({', '.join(runs)}), not counted "
+                f"{metric}: {plural(errors, 'grade')} failed in {side}'s reruns ({', '.join(runs)}), not counted "
                 f"in err {side}: those cases' {side} is the mean of the reruns that scored them"
             )
         case ErrorCounts() as e:

@@ -28,6 +28,7 @@ from ragtui.core.paths import resumable_run_path
 from ragtui.core.queries import DERIVED
 from ragtui.core.runfile import RunFileAppender, iter_run_file
 from ragtui.core.store import Store
+from ragtui.format.text import plural
 from ragtui.judge.client import JudgeClient, JudgeError, JudgeUnreachable
 from ragtui.judge.journal import ReplyJournal
 from ragtui.judge.metrics import DEFAULT_METRICS, METRICS, Metric, NotGradable, Outcome, get_metrics
@@ -72,14 +73,14 @@ class BatchResult:
         p = self.progress
         judged = p.done - p.resumed
         text = (
-            f"{self.run_id}: {judged} {'case' if judged == 1 else 'cases'} judged"
+            f"{self.run_id}: {plural(judged, 'case')} judged"
             + (f" ({p.resumed} already done)" if p.resumed else "")
             + f"; {p.scored} scored, {p.parse_failures} parse failures, {p.errors} errors"
         )
         text += f"; {p.cached} from cache" if p.cached else ""
         if p.left_out:
             text += (
-                f"; {p.left_out} {'case' if p.left_out == 1 else 'cases'} left out (every grade "
+                f"; {plural(p.left_out, 'case')} left out (every grade "
                 "failed): running it again retries them"
             )
         return text

@@ -103,7 +103,7 @@ def cost_text(line: RunLine, model: RunsModel) -> Text:
 
 def stated_line(run: RunRow) -> str:
     """Every figure the run's tool stated, in the file's order (plain text, untrusted)."""
-    return " · ".join(stated_figure(f.metric, f.statistic, f.value, f.raw, f.n) for f in run.stated)
+    return " · ".join(stated_figure(f) for f in run.stated)
 
 
 def line_markdown(line: RunLine, model: RunsModel) -> str:
