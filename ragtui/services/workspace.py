@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragtui.config import Config, load_config
-from ragtui.core.errors import RagtuiError
+from ragtui.core.errors import InputError, RagtuiError
 from ragtui.core.store import Store
 from ragtui.importers.folder import import_foreign_files
 
@@ -31,7 +31,7 @@ def resolve_folder(path: str | Path | None) -> tuple[Path, str | None]:
     if path is not None:
         folder = Path(path)
         if not folder.is_dir():
-            raise RagtuiError(f"{folder}: no such folder")
+            raise InputError(f"{folder}: no such folder")
         return folder, None
     if DEFAULT_FOLDER.is_dir() and any(
         p.is_file() and not p.name.startswith(".") for p in DEFAULT_FOLDER.rglob("*")
@@ -45,7 +45,7 @@ def writable_folder(path: str | Path | None) -> Path:
     """The runs folder a command writes into; never the bundled demo history."""
     folder, notice = resolve_folder(path)
     if notice:
-        raise RagtuiError(
+        raise InputError(
             "no run files in ./runs, and the bundled demo history is not written to: name "
             f"a runs folder (PATH), or try it on a copy (cp -r {folder} runs)"
         )

@@ -93,7 +93,8 @@ def test_the_demo_history_is_never_written_and_the_line_says_what_to_do(
     monkeypatch.chdir(tmp_path)
     before = {p.name: p.stat().st_mtime_ns for p in SAMPLES.iterdir()}
     result = CliRunner().invoke(cli, ["rejudge", "baseline", *adhoc(server)])
-    assert result.exit_code == 1 and "Traceback" not in result.output  # as every judge error
+    # a folder the user must name is bad input: 2, as for a run that is not there
+    assert result.exit_code == 2 and "Traceback" not in result.output
     assert result.stderr.strip().splitlines() == [
         "Error: no run files in ./runs, and the bundled demo history is not written to: name "
         f"a runs folder (PATH), or try it on a copy (cp -r {SAMPLES} runs)"
