@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ragtui.core import power
-from ragtui.core.intervals import ALPHA, estimate
+from ragtui.core.intervals import ALPHA, SPREAD_TOLERANCE, estimate, is_binary
 from ragtui.core.verdict import Method, ScaleInfo, Verdict
 
 
@@ -50,6 +50,7 @@ class MetricResult:
     below_margin: bool = False  # significant, but smaller than the margin
     holm_lost: bool = False  # p < .05 alone, not after Holm
     fixed: int | None = None  # binary metrics: cases B fixed (A 0 -> B 1)
+    moved: int | None = None  # the score test on other scores: cases whose Δ is not 0
     broke: int | None = None
     margin_p: float | None = None  # random sign-flips: the test's p at -margin (intervals)
     only_a: int = 0
@@ -99,7 +100,7 @@ def analyse_metric(
     est = estimate(a, b, rng=rng, clusters=clusters, margin=margin)
     # the design effect of clusters is in the SE: sd_eff = SE·√N keeps N-advice honest
     sd = None if est.se is None else est.se * math.sqrt(est.n)
-    binary = est.method is Method.SCORE
+    binary = est.method is Method.SCORE and is_binary(a, b)
     fixed = int(np.count_nonzero((a == 0) & (b == 1))) if binary else None
     broke = int(np.count_nonzero((a == 1) & (b == 0))) if binary else None
     if binary:
@@ -142,6 +143,11 @@ def analyse_metric(
         n_no_change=n_no_change,
         fixed=fixed,
         broke=broke,
+        moved=(
+            int(np.count_nonzero(np.abs(b - a) > SPREAD_TOLERANCE))
+            if est.method is Method.SCORE and not binary
+            else None
+        ),
         margin_p=_f(est.margin_p),
     )
     return decide(result, margin)

@@ -23,7 +23,7 @@ GLOSSARY: dict[str, str] = {
     "95% CI": "95% confidence interval of Δ: the changes these cases are compatible with; a "
     "CI that excludes 0 is a change",
     "method": "how the CI and p were computed: paired t, sign-flip (exact for few cases), "
-    "score test for yes/no metrics, or by cluster",
+    "score test (yes/no metrics, or some cases unmoved), or by cluster",
     "p adj": "p-value of 'no change', Holm-adjusted because several metrics are tested at "
     "once; below .05 the verdict is improved or regressed",
     "noise ±": "noise floor: how far reruns of the same config differ by chance "
@@ -86,7 +86,7 @@ GLOSSARY.update(
     {
         "paired t": "method: t-interval and t-test of the per-case differences (enough cases, scores with spread)",
         "sign-flip": "method: randomly flip the signs of the differences (exact for few cases, mid-p); the CI by inverting the test",
-        "score": "method: binary scores, Tango's score interval and McNemar's test on the cases that flipped",
+        "score": "method: binary scores, Tango's score interval and McNemar's test on the cases that flipped; where some cases did not move at all, the same score test over the values the differences take",
         "by cluster": "method: cases grouped by cluster (e.g. source document) are resampled or tested together",
         "no spread": "method: every difference is equal; an exact bound on how many cases could differ",
         "Holm": "Holm's step-down adjustment of p-values for testing several metrics at once",

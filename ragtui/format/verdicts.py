@@ -90,13 +90,14 @@ def method_name(m: MetricResult) -> str:
         return f"{name} ({'exact' if m.exact else '10,000 random'})"
     if m.method is Method.CLUSTER_T:
         return f"{name} ({m.units} clusters)"
+    if m.method is Method.SCORE and m.moved is not None:  # not binary: cases that stayed put
+        return f"score test, {m.moved} of {m.n} cases moved"
     return name
 
 
 _SHORT_METHODS = {
     Method.T: "paired t",
     Method.SIGN_FLIP: "sign-flip",
-    Method.SIGN_FLIP: "sign-flip, mid-p",
     Method.SCORE: "score",
     Method.CLUSTER_SIGN_FLIP: "by cluster",
     Method.CLUSTER_T: "by cluster",

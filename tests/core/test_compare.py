@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from ragtui.core import intervals, stats
+from ragtui.core import stats
 from ragtui.core.agreement import cohen_kappa
 from ragtui.core.compare import MetricResult, compare_runs, decide
 from ragtui.core.errors import RagtuiError, RunNotFoundError
@@ -37,6 +37,7 @@ from ragtui.core.verdict import (
 )
 from ragtui.format import errors_pair
 from ragtui.format.verdicts import note_text
+from tests.core.score_reference import multinomial_score_stat, trinomial_score_stat
 
 BASE = {"generator": "llama3.2:3b", "prompt": "v1"}
 
@@ -69,11 +70,11 @@ def test_paired_figures_counts_and_case_order(run_writer) -> None:
     assert m.mean_a == pytest.approx(np.mean(a)) and m.mean_b == pytest.approx(np.mean(b))
     assert m.delta == pytest.approx(d.mean())
     assert m.se == pytest.approx(sps.sem(d))
-    # 12 cases of labels: sign-flips with ties counted half, by enumeration of 2^12 patterns
-    signs = 1 - 2 * ((np.arange(4096)[:, None] >> np.arange(12)) & 1)
-    flipped, observed = np.abs(signs @ d), abs(d.sum())
-    mid_p = np.sum(flipped > observed + 1e-9) + np.sum(np.abs(flipped - observed) < 1e-9) / 2
-    assert m.method is Method.SIGN_FLIP and m.p == pytest.approx(mid_p / 4096)
+    # 12 cases of labels, 6 of them unchanged: the score test over the deltas' values, its
+    # statistic at 0 recomputed by a general optimiser
+    assert m.method is Method.SCORE and m.moved == 6
+    z0 = multinomial_score_stat(d, 0.0)
+    assert m.p == pytest.approx(2 * sps.norm.sf(abs(z0)), abs=1e-4)
     assert m.ci_low < m.delta < m.ci_high and m.ci90_low > m.ci_low
     # MDE with the t quantiles of 11 degrees of freedom
     assert m.mde == pytest.approx((sps.t.ppf(0.975, 11) + sps.t.ppf(0.8, 11)) * sps.sem(d))
@@ -434,7 +435,10 @@ def test_binary_metric_gets_the_score_family_and_mcnemar_counts(run_writer) -> N
     assert (m.fixed, m.broke) == (fixed, 0)
     assert m.method is Method.SCORE
     assert m.p == pytest.approx(sps.chi2.sf(fixed, 1))  # (f - b)²/(f + b) with b = 0
-    assert (m.ci_low, m.ci_high) == pytest.approx(intervals.tango_interval(fixed, 0, 50))
+    # Tango's bounds: where the trinomial score statistic reaches ±z (scipy's optimiser)
+    z = sps.norm.ppf(0.975)
+    assert trinomial_score_stat(fixed, 0, 50, m.ci_low) == pytest.approx(z, abs=1e-4)
+    assert trinomial_score_stat(fixed, 0, 50, m.ci_high) == pytest.approx(-z, abs=1e-4)
 
 
 def test_holm_across_metrics_and_metric_selection(run_writer) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
+from scipy import stats as sps
 
 from ragtui.core.compare import compare_runs
 from ragtui.core.errors import RagtuiError
@@ -39,11 +41,11 @@ def store(tmp_path_factory: pytest.TempPathFactory):
         ]
         write(root, run_id, cases, day=day, config={"generator": run_id})
 
-    # worse: 6 of 12 cases drop by 0.5 on faithfulness -> exact sign-flip, mid-p: only the two
-    # all-same-sign patterns are as extreme, each counted half: p = 0.5 * 2 / 2^6
+    # worse: 6 of 12 cases drop by 0.5 on faithfulness, the rest unchanged -> the score test,
+    # which for k cases all moved one way by the same step is McNemar's: z = √k, p = 2·Φ(-√6)
     candidate("worse", 2, {c: 0.5 for c in ids[:6]}, {ids[0]: 1.0})
     candidate("same", 3, {ids[0]: 0.5}, {ids[1]: 0.5})  # one case each way: p = 1
-    candidate("better", 4, {}, {c: 1.0 for c in ids[:3]})  # 3 up -> mid-p = 0.5 * 2 / 2^3
+    candidate("better", 4, {}, {c: 1.0 for c in ids[:3]})  # 3 up -> p = 2·Φ(-√3)
     with Store.open(root) as s:
         yield s
 
@@ -52,14 +54,14 @@ def test_holm_over_every_cell_and_verdicts_redecided(store: Store) -> None:
     mc = compare_many(store, "base", ["worse", "same", "better"])
     assert mc.metrics == ("answer_relevance", "faithfulness")
     raw = [c.p for c in mc.cells]
-    assert mc.cell("worse", "faithfulness").p == pytest.approx(1 / 2**6)
-    assert mc.cell("better", "answer_relevance").p == pytest.approx(1 / 2**3)
+    assert mc.cell("worse", "faithfulness").p == pytest.approx(2 * sps.norm.sf(math.sqrt(6)))
+    assert mc.cell("better", "answer_relevance").p == pytest.approx(2 * sps.norm.sf(math.sqrt(3)))
     assert [c.p_adj for c in mc.cells] == pytest.approx(holm_by_hand(raw))
     worse = mc.cell("worse", "faithfulness")
-    assert worse.p_adj == pytest.approx(6 / 2**6)  # 0.094: not below .05 any more
+    assert worse.p_adj == pytest.approx(6 * 2 * sps.norm.sf(math.sqrt(6)))  # 0.086: not < .05
     assert worse.delta == pytest.approx(-6 * 0.5 / N)
     assert worse.verdict == "inconclusive"
-    # The same pair alone (Holm over its 2 metrics: 0.031) is a regression.
+    # The same pair alone (Holm over its 2 metrics: 0.029) is a regression.
     pair = compare_runs(store, "base", "worse")
     assert pair.metric("faithfulness").verdict == "regressed"
     assert mc.ranked("faithfulness") == ["better", "same", "worse"]

@@ -1,5 +1,6 @@
 """The paired estimate's families against independent computations: scipy's t-test, a
-numeric constrained maximum likelihood for Tango's score interval, the χ² form of McNemar,
+numeric constrained maximum likelihood for the score test (Tango's on binary scores, and
+over the deltas' values where some cases did not move), the χ² form of McNemar,
 brute-force enumeration of cluster sign-flips, scipy's Wilson interval."""
 
 from __future__ import annotations
@@ -9,11 +10,12 @@ import math
 
 import numpy as np
 import pytest
-from scipy import optimize
 from scipy import stats as sps
 
 from ragtui.core import intervals
+from ragtui.core.score_test import ScoreTest
 from ragtui.core.verdict import Method
+from tests.core.score_reference import multinomial_score_stat, trinomial_score_stat
 
 # ---------------------------------------------------------------- paired t
 
@@ -45,7 +47,7 @@ def _brute_mid_p(d: list[float], delta0: float) -> float:
 
 
 def test_few_cases_take_mid_p_sign_flips_checked_by_enumeration() -> None:
-    d = [0.5, 0.5, 0.0, 0.25, 0.5, -0.25, 0.75, 0.25, 0.5, 0.0]
+    d = [0.5, 0.5, 0.125, 0.25, 0.5, -0.25, 0.75, 0.25, 0.5, -0.125]  # every case moved
     a = np.full(10, 0.25)
     est = intervals.estimate(a, a + np.array(d), rng=np.random.default_rng(0))
     assert est.method is Method.SIGN_FLIP and est.exact
@@ -78,42 +80,32 @@ def test_no_spread_gets_an_exact_bound_and_no_test() -> None:
     assert up.ci95 == pytest.approx((0.25 - 1.25 * share, 0.25 + 0.75 * share))
 
 
-# ---------------------------------------------------------------- binary: Tango / McNemar
+# ---------------------------------------------------------------- score test: Tango / McNemar
 
 
-def _score_stat_by_optimisation(fixed: int, broke: int, n: int, delta: float) -> float:
-    """The score statistic from a constrained MLE found numerically (no closed form):
-    maximise the trinomial likelihood of (fixed, broke, same) under p_f - p_b = delta."""
-    same = n - fixed - broke
+def _binary_deltas(fixed: int, broke: int, n: int) -> np.ndarray:
+    return np.array([1.0] * fixed + [-1.0] * broke + [0.0] * (n - fixed - broke))
 
-    def negloglik(pb: float) -> float:
-        pf, ps = pb + delta, 1 - 2 * pb - delta
-        terms = [(fixed, pf), (broke, pb), (same, ps)]
-        return -sum(k * math.log(max(p, 1e-300)) for k, p in terms if k)
 
-    lo, hi = max(0.0, -delta) + 1e-12, (1 - delta) / 2 - 1e-12
-    pb = optimize.minimize_scalar(
-        negloglik, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12}
-    ).x
-    pf = pb + delta
-    return (fixed - broke - n * delta) / math.sqrt(n * (pf + pb - delta * delta))
+def _tango(fixed: int, broke: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    return ScoreTest(_binary_deltas(fixed, broke, n), possible=(-1.0, 1.0)).interval(level)
 
 
 @pytest.mark.parametrize(
     ("fixed", "broke", "n"), [(7, 1, 21), (5, 2, 40), (3, 0, 10), (12, 9, 200)]
 )
 def test_tango_interval_bounds_are_where_the_score_test_stops_rejecting(fixed, broke, n) -> None:
-    low, high = intervals.tango_interval(fixed, broke, n, 0.95)
+    low, high = _tango(fixed, broke, n, 0.95)
     z = sps.norm.ppf(0.975)
-    assert _score_stat_by_optimisation(fixed, broke, n, low) == pytest.approx(z, abs=1e-4)
-    assert _score_stat_by_optimisation(fixed, broke, n, high) == pytest.approx(-z, abs=1e-4)
+    assert trinomial_score_stat(fixed, broke, n, low) == pytest.approx(z, abs=1e-4)
+    assert trinomial_score_stat(fixed, broke, n, high) == pytest.approx(-z, abs=1e-4)
     assert low < (fixed - broke) / n < high
 
 
 def test_tango_with_no_flip_is_not_zero_width() -> None:
     """No discordant pair in 8 cases: the bound is z²/(n + z²), hand-derived from the score
     statistic n·δ/(1 - δ) at the constrained MLE (all mass on the flips needed)."""
-    low, high = intervals.tango_interval(0, 0, 8, 0.95)
+    low, high = _tango(0, 0, 8, 0.95)
     z2 = sps.norm.ppf(0.975) ** 2
     assert high == pytest.approx(z2 / (8 + z2), abs=1e-9)
     assert low == pytest.approx(-high, abs=1e-9)
@@ -121,11 +113,12 @@ def test_tango_with_no_flip_is_not_zero_width() -> None:
 
 def test_mcnemar_p_is_the_chi_square_form_and_agrees_with_the_interval() -> None:
     for fixed, broke in [(9, 2), (6, 1), (4, 0), (10, 10), (0, 0)]:
-        p = intervals.mcnemar_p(fixed, broke)
+        test = ScoreTest(_binary_deltas(fixed, broke, 30), possible=(-1.0, 1.0))
+        p = test.p(0.0)
         if fixed + broke:
             chi2 = (fixed - broke) ** 2 / (fixed + broke)
             assert p == pytest.approx(sps.chi2.sf(chi2, 1))
-        low, high = intervals.tango_interval(fixed, broke, 30, 0.95)
+        low, high = test.interval(0.95)
         assert (p < 0.05) == (not low <= 0 <= high), (fixed, broke)
 
 
@@ -135,8 +128,46 @@ def test_binary_pairs_take_the_score_family() -> None:
     est = intervals.estimate(a, b, rng=np.random.default_rng(0))
     assert est.method is Method.SCORE
     assert est.delta == pytest.approx((4 - 1) / 10)
-    assert est.p == pytest.approx(intervals.mcnemar_p(4, 1))
-    assert est.ci95 == pytest.approx(intervals.tango_interval(4, 1, 10))
+    assert est.p == pytest.approx(sps.chi2.sf((4 - 1) ** 2 / (4 + 1), 1))  # McNemar's χ²
+    assert est.ci95 == pytest.approx(_tango(4, 1, 10))
+
+
+# ------------------------------------------- score test: cases that did not move (Δ = 0)
+
+
+@pytest.mark.parametrize(
+    "d",
+    [
+        [-0.5] + [0.0] * 29,  # one case of 30 broke by half a label
+        [-0.25, -0.25, 0.25, -0.5] + [0.0] * 16,  # 1-5 scale steps
+        [0.3, -0.1, 0.05, 0.2] + [0.0] * 8,  # continuous scores, 8 cached
+    ],
+)
+def test_score_test_bounds_match_a_numeric_constrained_likelihood(d: list[float]) -> None:
+    deltas = np.array(d)
+    a = np.full(deltas.size, 0.5)
+    est = intervals.estimate(a, a + deltas, rng=np.random.default_rng(0))
+    assert est.method is Method.SCORE
+    for level, (low, high) in ((0.95, est.ci95), (0.90, est.ci90)):
+        z = sps.norm.ppf(0.5 + level / 2)
+        assert multinomial_score_stat(deltas, low) == pytest.approx(z, abs=2e-3)
+        assert multinomial_score_stat(deltas, high) == pytest.approx(-z, abs=2e-3)
+    z0 = multinomial_score_stat(deltas, 0.0)
+    assert est.p == pytest.approx(2 * sps.norm.sf(abs(z0)), abs=1e-4)
+
+
+def test_one_broken_case_in_30_leaves_room_on_both_sides() -> None:
+    """29 cases unchanged and one down by half a label: the mean fell 1.7 points, and a 10%
+    breakage rate (-5 points) gives one broken case in 30 often (P = 14%), as does no change at
+    all. The interval holds both; the t-interval said [-4.5, +1.2] at 90%, inside ±5 points,
+    which read as "no meaningful change"; sign-flips said the change could not be positive."""
+    a = np.full(30, 0.5)
+    b = a.copy()
+    b[0] = 0.0
+    est = intervals.estimate(a, b, rng=np.random.default_rng(0))
+    assert est.ci90[0] < -0.05 and est.ci90[1] > 0.0
+    assert est.ci95[0] < -0.05 and est.ci95[1] > 0.0
+    assert est.p == pytest.approx(sps.chi2.sf(1, 1))  # z² = 1: one move, as McNemar's 1 flip
 
 
 # ---------------------------------------------------------------- clusters

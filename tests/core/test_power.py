@@ -77,7 +77,10 @@ def test_mcnemar_power_matches_simulation_of_the_score_test() -> None:
     predicted = power.power_mcnemar(0.10, n, 0.20)
     assert predicted == pytest.approx(simulated, abs=0.02)
     # and the closed form agrees with the verdict's own p at one draw
-    assert intervals.mcnemar_p(15, 5) == pytest.approx(2 * sps.norm.sf(10 / math.sqrt(20)))
+    a = np.array([0.0] * 15 + [1.0] * 5 + [1.0] * 80)
+    b = np.array([1.0] * 15 + [0.0] * 5 + [1.0] * 80)
+    verdict_p = intervals.estimate(a, b, rng=np.random.default_rng(0)).p
+    assert verdict_p == pytest.approx(2 * sps.norm.sf(10 / math.sqrt(20)))
 
 
 def test_noninferiority_cases_assume_the_drop_measured() -> None:
