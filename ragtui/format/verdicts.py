@@ -134,7 +134,15 @@ def verdict_reason(m: MetricResult, margin: float) -> str:
     if v is Verdict.NO_DATA:
         return "no case scored in both runs"
     if v is Verdict.TOO_FEW:
-        if m.n and not m.spread:
+        if m.n and not m.spread and m.delta:
+            # a shift of every case alike is what an offset or a rescaled metric gives, not
+            # judges grading case by case; its CI is a bound on how many cases could differ
+            head = (
+                f"all {m.n} deltas are {signed_pts(m.delta)}: every case moved by exactly as "
+                "much, as an offset or a rescaled metric does; no spread to test (check that "
+                "A and B scored it alike)"
+            )
+        elif m.n and not m.spread:
             head = (
                 f"all {m.n} deltas are {signed_pts(m.delta)}: no spread to tell noise from "
                 "change (a cached copy, or a change this metric does not see)"

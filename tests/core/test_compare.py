@@ -36,7 +36,7 @@ from ragtui.core.verdict import (
     Verdict,
 )
 from ragtui.format import errors_pair
-from ragtui.format.verdicts import note_text
+from ragtui.format.verdicts import note_text, verdict_reason
 from tests.core.score_reference import multinomial_score_stat, trinomial_score_stat
 
 BASE = {"generator": "llama3.2:3b", "prompt": "v1"}
@@ -487,6 +487,20 @@ def test_identical_b_is_too_few_cases_never_no_change(run_writer) -> None:
     c = compare_runs(run_writer.store(), "A", "B")
     assert c.metric("m").verdict is Verdict.TOO_FEW
     assert _notes(c, IdenticalRuns) and not _notes(c, IdenticalMetric)
+
+
+def test_every_case_shifted_alike_says_so_not_a_cached_copy(run_writer) -> None:
+    """B = A + 0.25 on every case: no spread to test, and the reason names an offset or a
+    rescaled metric; "a cached copy" (which makes deltas of 0) would mislead."""
+    ids = _ids(40)
+    a = np.random.default_rng(3).choice([0.0, 0.25, 0.5, 0.75], 40)
+    run_writer.write("A", {"m": _values(ids, a)})
+    run_writer.write("B", {"m": _values(ids, a + 0.25)}, config={"p": 2})
+    m = compare_runs(run_writer.store(), "A", "B").metric("m")
+    assert m.verdict is Verdict.TOO_FEW
+    why = verdict_reason(m, 0.05)
+    assert why.startswith("all 40 deltas are +25.0: every case moved by exactly as much")
+    assert "cached" not in why
 
 
 def test_verdict_under_another_judge_and_disagreement(run_writer) -> None:
