@@ -145,7 +145,7 @@ def analyse_metric(
         broke=broke,
         moved=(
             int(np.count_nonzero(np.abs(b - a) > SPREAD_TOLERANCE))
-            if est.method is Method.SCORE and not binary
+            if est.method is Method.CLUSTER_SCORE or (est.method is Method.SCORE and not binary)
             else None
         ),
         margin_p=_f(est.margin_p),

@@ -1,23 +1,24 @@
-"""The score test for the mean of paired deltas: Tango's test for paired proportions, carried
-over from the three values a binary delta takes (-1, 0, 1) to any finite set of values.
+"""Score tests for the mean of paired deltas, where some cases did not move at all.
 
-Why: when many cases did not move at all (Δ exactly 0: a cached grade, a change this metric
-does not see) and a few moved, the deltas are a lump at 0 plus a thin tail. The t-interval
-then treats one broken case in 30 as a precise estimate, and sign-flips reject every shift
-across 0 (all the zeros take one sign), so intervals hug 0 and a drop the size of the margin
-was called "no meaningful change" in 15% of simulated runs (5% is the promise). A score test
-asks instead how likely these counts are if the mean were δ0, with the variance of the
-distribution that fits the counts best under that mean: it knows that one broken case in 30
-is also what a 10% breakage rate often gives.
+Why: when many cases did not move (Δ exactly 0: a cached grade, a change this metric does not
+see) and a few moved, the deltas are a lump at 0 plus a thin tail. The t-interval then treats
+one broken case in 30 as a precise estimate, and sign-flips reject every shift across 0 (all
+the zeros take one sign), so intervals hug 0 and a drop the size of the margin was called "no
+meaningful change" in 15% of simulated runs (5% is the promise). A score test asks how likely
+the data are if the mean were δ0, with the variance of a distribution that has that mean: it
+knows that one broken case in 30 is also what a 10% breakage rate often gives. Both tests
+here give z(δ0) = (mean of S - n·δ0 over the units) / √(Var_H0 / units), units being cases or
+clusters (S a unit's total, n its cases), and the interval is every δ0 with |z| under the
+normal quantile. At δ0 = 0 both are McNemar's z = ΣS / √ΣS², the normal form of the sign test.
 
-The model: Δ takes values on a finite support S, with unknown probabilities. S holds 0, every
-observed delta, and each one's negation (a case could have moved the other way by as much, the
-same symmetry the sign-flip test assumes). Under H0: E[Δ] = δ0, the probabilities of highest
-likelihood are p_s = n_s / (n + β(s - δ0)) on the observed values (empirical likelihood), and
-when δ0 lies beyond what the observed values can average to, the rest of the mass sits on the
-unobserved extreme of S, as in Tango's constrained MLE. The statistic is
-z(δ0) = (Δ̄ - δ0) / √(Var_H0 / n), and the interval is every δ0 with |z| under the normal
-quantile. On binary deltas this is exactly Tango's interval and McNemar's test.
+- `ScoreTest`, for binary scores: Tango's. Under H0 the probabilities of highest likelihood
+  on the values Δ can take (observed, their negations, 0, and -1 and 1): p_s = n_s / (n +
+  β(s - δ0)) on the observed ones, the rest of the mass on the unobserved extreme.
+- `TiltedTest`, for other scores: the units as observed and as if each had moved the other way
+  (the symmetry the sign-flip test assumes), exponentially tilted to mean δ0. The constrained
+  likelihood above would put the missing mass on the single largest value, which made the test
+  far too cautious when the changes differ in size (a real 11.5-point gain over 48 cases was
+  p = .019 against .003 for the sign test); tilting spreads it like the changes seen.
 """
 
 from __future__ import annotations
@@ -33,28 +34,127 @@ Pair = tuple[float, float]
 _VALUE_DIGITS = 9  # deltas equal to 9 decimals are one value (0.75 - 0.5 and 0.25 alike)
 _NEWTON_STEPS = 60
 _BISECTIONS = 56  # of an interval's bounds: to 2^-56 of the range [-1, 1]
+_EXPANSIONS = 200  # doublings of a tilt's bracket (|λ| up to 2^200)
 
 
-class ScoreTest:
-    """p(δ0) and intervals of the score test on the deltas `d` (B - A per case, fractions)."""
+class _ZTest:
+    """z(δ0), p and intervals from a unit-level variance under H0 (`_variance`). `totals`:
+    each unit's sum of deltas (a case's delta, or a cluster's total); `sizes`: the cases in
+    each unit (1 without clusters)."""
 
-    def __init__(self, d: np.ndarray, possible: tuple[float, ...] = ()) -> None:
-        """`possible`: values Δ can take beyond the observed ones and their negations (binary
-        scores: -1 and 1, which makes this Tango's test)."""
-        d = np.round(np.asarray(d, dtype=float), _VALUE_DIGITS)
-        self.n = int(d.size)
-        self.mean = float(d.mean()) if self.n else 0.0
-        values, counts = np.unique(d, return_counts=True)
-        self.values, self.counts = values, counts.astype(float)
-        support = np.unique(np.concatenate([[0.0], values, -values, possible]))
-        self.lowest, self.highest = float(support[0]), float(support[-1])
+    lowest: float  # the δ0 range a distribution on the support can reach
+    highest: float
+
+    def __init__(self, totals: np.ndarray, sizes: np.ndarray | None) -> None:
+        totals = np.asarray(totals, dtype=float)
+        sizes = np.ones_like(totals) if sizes is None else np.asarray(sizes, dtype=float)
+        self.units = int(totals.size)
+        self.total, self.cases = float(totals.sum()), float(sizes.sum())
+        self.mean = self.total / self.cases if self.units else 0.0
 
     def _variance(self, delta0: float) -> float | None:
-        """Var(Δ) under the best-fitting distribution on S with mean δ0; None when no
-        distribution on S has that mean."""
-        n = float(self.n)
-        x = self.values - delta0
-        x_lo, x_hi = self.lowest - delta0, self.highest - delta0
+        raise NotImplementedError
+
+    def z(self, delta0: float) -> float:
+        diff = (self.total - delta0 * self.cases) / self.units  # a unit's mean S - n·δ0
+        variance = self._variance(delta0)
+        if variance is None or variance <= 0.0:
+            return 0.0 if abs(diff) < 1e-12 else math.copysign(math.inf, diff)
+        return diff / math.sqrt(variance / self.units)
+
+    def p(self, delta0: float = 0.0) -> float:
+        """Two-sided p of H0: E[Δ] = δ0."""
+        return float(2 * normal_cdf(-abs(self.z(delta0))))
+
+    def interval(self, level: float) -> Pair:
+        """Every δ0 the two-sided test at 1 - level does not reject: the bound on each side is
+        where |z| reaches the normal quantile (z falls as δ0 rises)."""
+        crit = normal_quantile(0.5 + level / 2)
+        low = _boundary(lambda t: self.z(t) - crit, self.mean, self.lowest)
+        high = _boundary(lambda t: -crit - self.z(t), self.mean, self.highest)
+        return low, high
+
+
+class TiltedTest(_ZTest):
+    """The units and their mirror images (each as if it had moved the other way), weighted
+    ∝ exp(λ·(S - n·δ0)) with λ such that the mean of S - n·δ0 is 0."""
+
+    def __init__(self, totals: np.ndarray, sizes: np.ndarray | None = None) -> None:
+        super().__init__(totals, sizes)
+        totals = np.asarray(totals, dtype=float)
+        sizes = np.ones_like(totals) if sizes is None else np.asarray(sizes, dtype=float)
+        self.support_totals = np.concatenate([totals, -totals])
+        self.support_sizes = np.concatenate([sizes, sizes])
+        per_case = self.support_totals / self.support_sizes
+        self.lowest, self.highest = float(per_case.min()), float(per_case.max())
+
+    def _variance(self, delta0: float) -> float | None:
+        y = self.support_totals - self.support_sizes * delta0
+        if not float(y.min()) < 0.0 < float(y.max()):
+            return None
+
+        def weights(lam: float) -> np.ndarray:
+            w = np.exp(lam * y - float(np.max(lam * y)))
+            return w / w.sum()
+
+        def mean(lam: float) -> float:  # rises with λ (its slope is the tilted variance)
+            return float(weights(lam) @ y)
+
+        lo, hi = -1.0, 1.0
+        for _ in range(_EXPANSIONS):  # a bracket of the root
+            if mean(lo) <= 0.0:
+                break
+            lo *= 2.0
+        for _ in range(_EXPANSIONS):
+            if mean(hi) >= 0.0:
+                break
+            hi *= 2.0
+        lam = _solve(
+            lambda t: -mean(t),
+            lambda t: -float(weights(t) @ (y * y)) + mean(t) ** 2,
+            lo,
+            hi,
+        )
+        return float(weights(lam) @ (y * y))
+
+
+class ScoreTest(_ZTest):
+    """Tango's score test, for binary scores: the likelihood-maximising probabilities on the
+    values Δ can take, under H0."""
+
+    def __init__(
+        self,
+        totals: np.ndarray,
+        sizes: np.ndarray | None = None,
+        possible: tuple[float, ...] = (),
+    ) -> None:
+        """`possible`: per-case values Δ can take beyond the observed ones and their negations
+        (binary scores: -1 and 1, which makes this Tango's test)."""
+        super().__init__(totals, sizes)
+        totals = np.asarray(totals, dtype=float)
+        sizes = np.ones_like(totals) if sizes is None else np.asarray(sizes, dtype=float)
+        pairs = np.round(np.column_stack([totals, sizes]), _VALUE_DIGITS)
+        observed, counts = np.unique(pairs, axis=0, return_counts=True)
+        self.totals, self.sizes = observed[:, 0], observed[:, 1]
+        self.counts = counts.astype(float)
+        # S: every unit as observed, as if it had moved the other way, and as if unmoved
+        extra = np.asarray(possible, dtype=float)
+        self.support_totals = np.concatenate(
+            [self.totals, -self.totals, np.zeros_like(self.totals), extra]
+        )
+        self.support_sizes = np.concatenate(
+            [self.sizes, self.sizes, self.sizes, np.ones_like(extra)]
+        )
+        per_case = self.support_totals / self.support_sizes
+        self.lowest, self.highest = float(per_case.min()), float(per_case.max())
+
+    def _variance(self, delta0: float) -> float | None:
+        """Var of a unit's S - n·δ0 under the best-fitting distribution on S with mean 0;
+        None when no distribution on S has that mean."""
+        n = float(self.units)
+        x = self.totals - self.sizes * delta0
+        support = self.support_totals - self.support_sizes * delta0
+        x_lo, x_hi = float(support.min()), float(support.max())
         if not x_lo < 0.0 < x_hi:
             return None
         # β keeps every probability positive: n + β·x > 0 on all of S
@@ -78,25 +178,6 @@ class ScoreTest:
         if extra:
             variance += max(0.0, 1.0 - float(p.sum())) * extra * extra
         return variance
-
-    def z(self, delta0: float) -> float:
-        diff = self.mean - delta0
-        variance = self._variance(delta0)
-        if variance is None or variance <= 0.0:
-            return 0.0 if abs(diff) < 1e-12 else math.copysign(math.inf, diff)
-        return diff / math.sqrt(variance / self.n)
-
-    def p(self, delta0: float = 0.0) -> float:
-        """Two-sided p of H0: E[Δ] = δ0."""
-        return float(2 * normal_cdf(-abs(self.z(delta0))))
-
-    def interval(self, level: float) -> Pair:
-        """Every δ0 the two-sided test at 1 - level does not reject: the bound on each side is
-        where |z| reaches the normal quantile (z falls as δ0 rises)."""
-        crit = normal_quantile(0.5 + level / 2)
-        low = _boundary(lambda t: self.z(t) - crit, self.mean, self.lowest)
-        high = _boundary(lambda t: -crit - self.z(t), self.mean, self.highest)
-        return low, high
 
 
 def _solve(g, dg, lo: float, hi: float) -> float:  # type: ignore[no-untyped-def]

@@ -35,6 +35,7 @@ class Method(StrEnum):
     SCORE = "score"  # binary: Tango's score interval and McNemar's (score) test
     CLUSTER_SIGN_FLIP = "cluster_sign_flip"  # sign-flips of cluster totals; CI by inversion
     CLUSTER_T = "cluster_t"  # many clusters: cluster-robust SE with t(G - 1)
+    CLUSTER_SCORE = "cluster_score"  # some clusters unmoved: the score test on cluster totals
     NO_SPREAD = "no_spread"  # every delta equal: an exact bound on how many cases could differ
     NONE = "none"
 

@@ -51,6 +51,7 @@ _METHODS = {
     Method.SCORE: "Tango score / McNemar",
     Method.CLUSTER_SIGN_FLIP: "sign-flip by cluster",
     Method.CLUSTER_T: "cluster-robust t",
+    Method.CLUSTER_SCORE: "score test by cluster",
     Method.NO_SPREAD: "exact bound (no spread)",
     Method.NONE: "—",
 }
@@ -90,6 +91,8 @@ def method_name(m: MetricResult) -> str:
         return f"{name} ({'exact' if m.exact else '10,000 random'})"
     if m.method is Method.CLUSTER_T:
         return f"{name} ({m.units} clusters)"
+    if m.method is Method.CLUSTER_SCORE:
+        return f"{name} ({m.units} clusters, {m.moved} of {m.n} cases moved)"
     if m.method is Method.SCORE and m.moved is not None:  # not binary: cases that stayed put
         return f"score test, {m.moved} of {m.n} cases moved"
     return name
@@ -101,6 +104,7 @@ _SHORT_METHODS = {
     Method.SCORE: "score",
     Method.CLUSTER_SIGN_FLIP: "by cluster",
     Method.CLUSTER_T: "by cluster",
+    Method.CLUSTER_SCORE: "by cluster",
     Method.NO_SPREAD: "no spread",
     Method.NONE: "—",
 }
@@ -147,7 +151,7 @@ def verdict_reason(m: MetricResult, margin: float) -> str:
                 f"all {m.n} deltas are {signed_pts(m.delta)}: no spread to tell noise from "
                 "change (a cached copy, or a change this metric does not see)"
             )
-        elif m.method in (Method.CLUSTER_SIGN_FLIP, Method.CLUSTER_T):
+        elif m.method in (Method.CLUSTER_SIGN_FLIP, Method.CLUSTER_T, Method.CLUSTER_SCORE):
             head = f"{m.units} clusters: a test by cluster needs at least 6"
         elif m.method is Method.SIGN_FLIP:
             head = f"{m.n} cases: too few for a sign-flip test to decide anything"

@@ -27,29 +27,20 @@ def trinomial_score_stat(fixed: int, broke: int, n: int, delta: float) -> float:
     return (fixed - broke - n * delta) / math.sqrt(n * (pf + pb - delta * delta))
 
 
-def multinomial_score_stat(d: np.ndarray, delta0: float) -> float:
-    """The score statistic by a general-purpose optimiser: the probabilities on the support
-    {0, ±each observed Δ} of highest likelihood with mean δ0 (SLSQP), their variance, and
-    (Δ̄ - δ0) / √(Var / n). Independent of score_test's closed-form weights and Newton steps."""
-    values, counts = np.unique(d, return_counts=True)
-    support = np.unique(np.concatenate([[0.0], values, -values]))
-    observed = np.array([counts[values == s].sum() if s in values else 0 for s in support])
-    n = d.size
+def tilted_score_stat(totals: np.ndarray, delta0: float, sizes: np.ndarray | None = None) -> float:
+    """The tilted score statistic with scipy's root finder: the units and their mirror images,
+    weighted ∝ exp(λ·y) (y = S - n·δ0) with λ from brentq so that the weighted mean of y is
+    0, their second moment, and mean(y) / √(moment / units). Independent of score_test's
+    bracketing and Newton steps."""
+    totals = np.asarray(totals, dtype=float)
+    sizes = np.ones_like(totals) if sizes is None else np.asarray(sizes, dtype=float)
+    y = np.concatenate([totals, -totals]) - np.concatenate([sizes, sizes]) * delta0
 
-    def negloglik(p: np.ndarray) -> float:
-        return -float(np.sum(observed * np.log(np.maximum(p, 1e-300))))
+    def tilted(lam: float) -> np.ndarray:
+        w = np.exp(lam * y - np.max(lam * y))
+        return w / w.sum()
 
-    start = np.full(support.size, 1 / support.size)
-    fit = optimize.minimize(
-        negloglik,
-        start,
-        method="SLSQP",
-        bounds=[(0.0, 1.0)] * support.size,
-        constraints=[
-            {"type": "eq", "fun": lambda p: p.sum() - 1},
-            {"type": "eq", "fun": lambda p: p @ support - delta0},
-        ],
-        options={"ftol": 1e-14, "maxiter": 500},
-    )
-    variance = float(fit.x @ (support - delta0) ** 2)
-    return (d.mean() - delta0) / math.sqrt(variance / n)
+    lam = optimize.brentq(lambda t: float(tilted(t) @ y), -1e6, 1e6, xtol=1e-14)
+    moment = float(tilted(lam) @ (y * y))
+    observed = (totals.sum() - delta0 * sizes.sum()) / totals.size
+    return observed / math.sqrt(moment / totals.size)

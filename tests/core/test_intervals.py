@@ -15,7 +15,7 @@ from scipy import stats as sps
 from ragtui.core import intervals
 from ragtui.core.score_test import ScoreTest
 from ragtui.core.verdict import Method
-from tests.core.score_reference import multinomial_score_stat, trinomial_score_stat
+from tests.core.score_reference import tilted_score_stat, trinomial_score_stat
 
 # ---------------------------------------------------------------- paired t
 
@@ -143,17 +143,37 @@ def test_binary_pairs_take_the_score_family() -> None:
         [0.3, -0.1, 0.05, 0.2] + [0.0] * 8,  # continuous scores, 8 cached
     ],
 )
-def test_score_test_bounds_match_a_numeric_constrained_likelihood(d: list[float]) -> None:
+def test_score_test_bounds_match_scipy(d: list[float]) -> None:
     deltas = np.array(d)
     a = np.full(deltas.size, 0.5)
     est = intervals.estimate(a, a + deltas, rng=np.random.default_rng(0))
     assert est.method is Method.SCORE
     for level, (low, high) in ((0.95, est.ci95), (0.90, est.ci90)):
         z = sps.norm.ppf(0.5 + level / 2)
-        assert multinomial_score_stat(deltas, low) == pytest.approx(z, abs=2e-3)
-        assert multinomial_score_stat(deltas, high) == pytest.approx(-z, abs=2e-3)
-    z0 = multinomial_score_stat(deltas, 0.0)
-    assert est.p == pytest.approx(2 * sps.norm.sf(abs(z0)), abs=1e-4)
+        assert tilted_score_stat(deltas, low) == pytest.approx(z, abs=1e-6)
+        assert tilted_score_stat(deltas, high) == pytest.approx(-z, abs=1e-6)
+    # at 0 it is McNemar's form, the normal sign test: ΣΔ / √ΣΔ²
+    z0 = deltas.sum() / math.sqrt((deltas**2).sum())
+    assert est.p == pytest.approx(2 * sps.norm.sf(abs(z0)))
+
+
+def test_clusters_with_unmoved_ones_take_the_score_test_on_totals() -> None:
+    """12 documents of 3 questions; 7 documents unmoved: the score test on cluster totals,
+    its bounds where scipy's statistic on the totals reaches ±z."""
+    d = np.zeros(36)
+    d[[0, 1, 4, 9, 10, 11, 14, 15, 16]] = [-0.5, -0.5, -1.0, 0.5, -0.5, -0.5, 0.25, -0.25, -0.5]
+    clusters = np.repeat(np.arange(12), 3)
+    est = intervals.estimate(
+        np.full(36, 0.5), 0.5 + d, rng=np.random.default_rng(0), clusters=clusters
+    )
+    assert est.method is Method.CLUSTER_SCORE and est.units == 12
+    totals = np.bincount(clusters, weights=d)
+    sizes = np.full(12, 3.0)
+    low, high = est.ci95
+    z = sps.norm.ppf(0.975)
+    assert tilted_score_stat(totals, low, sizes) == pytest.approx(z, abs=1e-6)
+    assert tilted_score_stat(totals, high, sizes) == pytest.approx(-z, abs=1e-6)
+    assert est.p == pytest.approx(2 * sps.norm.sf(abs(totals.sum()) / math.sqrt((totals**2).sum())))
 
 
 def test_one_broken_case_in_30_leaves_room_on_both_sides() -> None:

@@ -167,8 +167,8 @@ def test_a_drop_of_the_margin_in_a_few_cases_is_not_called_no_change(kind: str) 
 @pytest.mark.parametrize("kind", sorted(STEPS))
 def test_a_few_cases_moving_both_ways_keep_coverage_and_false_alarms(kind: str) -> None:
     """5% of cases up a step, 5% down, the rest equal: no change in truth. The 95% interval
-    covers it and no change is called a change more than 5% of the time. Sign-flips covered
-    65-76% at N = 20: each interval stopped at 0 on the side no case had moved to."""
+    covers it and no change is called a change more than 5% of the time (a guard on the score
+    test's false alarms where most cases stay put)."""
     reps = 1000 if FULL else 120
     for n in (20, 30):
         verdicts, covered, with_ci = run_moved_cell(kind, n, 0.05, 0.05, reps, 700 + n)

@@ -337,7 +337,7 @@ async def test_the_verdict_line_names_its_test_once(sample_copy, make_app) -> No
         await wait_ready(app, pilot)
         lines = [x for x in screen_text(app).splitlines() if "faithfulness: regressed —" in x]
         assert len(lines) == 1, screen_text(app)
-        assert lines[0].count("sign-flip by cluster") == 1, lines[0]
+        assert lines[0].count("by cluster") == 1, lines[0]
         assert "· n 48 ·" in lines[0]
 
 
