@@ -278,6 +278,9 @@ async def judge_run(
     seen_errors: set[str] = set()
     write_lock = asyncio.Lock()
     failing: list[str] = []  # the errors of the cases failed in a row since the start
+    # set the moment a case gets a grade, before its append (a thread, fsync'd) is done: the
+    # counts below move only after it, so failures finishing meanwhile looked like a dead judge
+    graded = asyncio.Event()
     try:
         todo = [c for c in cases if c.case_id not in appender.done]
         state.done = state.resumed = len(cases) - len(todo)
@@ -291,7 +294,7 @@ async def judge_run(
                 if outcomes and all(o.judge_failed for o in outcomes):
                     # nothing graded: written, it would count as done and never be retried
                     state.left_out += 1
-                    if state.scored + state.parse_failures == 0:
+                    if not graded.is_set():
                         failing.append(str(outcomes[-1].error))
                         # the same failure every time is the judge's, not one case's
                         if len(failing) >= STOP_AFTER_FAILED_CASES and len(set(failing)) == 1:
@@ -300,6 +303,8 @@ async def judge_run(
                                 f"every grade, stopped ({failing[-1]})"
                             )
                 else:
+                    if any(o.kind in ("scored", "parse_failure") for o in outcomes):
+                        graded.set()
                     await _append(appender, judged_case(case, outcomes), write_lock)
                 for o in outcomes:
                     if o.kind == "scored":

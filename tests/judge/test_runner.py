@@ -239,6 +239,34 @@ async def test_a_judge_that_fails_every_grade_stops_the_batch_and_writes_nothing
     assert not list(store.folder.glob("base--rejudge-*"))  # no run of errors left behind
 
 
+async def test_failures_that_finish_while_a_graded_case_is_written_do_not_stop_the_batch(
+    store: Store, fake_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen in a full run under load: case-00 graded YES, and while its line was being written
+    (a thread, fsync'd) three cases failed alike with HTTP 500; the batch stopped as if the
+    judge could grade nothing. Here the write is held for 0.5 s (real writes, slowed), so the
+    three failures always land inside it: the batch goes on and grades the rest."""
+    import time
+
+    from ragtui.core.runwrite import RunFileAppender
+
+    real_append = RunFileAppender.append
+
+    def slow_append(self: RunFileAppender, case: Case) -> None:
+        time.sleep(0.5)
+        real_append(self, case)
+
+    monkeypatch.setattr(RunFileAppender, "append", slow_append)
+    for broken in ("ANSWER-01", "ANSWER-02", "ANSWER-03"):
+        fake_judge.when(broken, Fault(500, body="overloaded", delay=0.1))
+    result = await judge_run(
+        store, "base", judge(fake_judge, concurrency=4), metrics=["faithfulness"]
+    )
+    assert (result.progress.scored, result.progress.left_out) == (3, 3)
+    graded = {c.case_id for c in read_run_file(result.path).cases}
+    assert graded == {"case-00", "case-04", "case-05"}
+
+
 async def test_unreachable_judge_stops_the_batch(store: Store) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
