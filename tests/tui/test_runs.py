@@ -193,6 +193,23 @@ async def test_compact_at_80x24_still_shows_every_mean(history, make_app) -> Non
             assert cell(table, "strict-1125", f"m:{metric}") == f"{100 * mean:.1f}"
 
 
+async def test_the_status_legend_keeps_whole_phrases_as_the_width_changes(
+    history, make_app
+) -> None:
+    """At 80 columns the legend ended "· ←→" (its phrase cut): a phrase that does not fit is
+    left out whole, and comes back when the terminal widens."""
+    app = make_app(history)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(app, pilot)
+        narrow = widget_text(app.screen.query_one("#status")).rstrip()
+        assert narrow.endswith("means in points; !n parse failures"), narrow
+        assert "←→" not in narrow and "…" not in narrow
+        await pilot.resize_terminal(140, 30)
+        await wait_ready(app, pilot)
+        wide = widget_text(app.screen.query_one("#status")).rstrip()
+        assert wide.endswith("· ←→ column help"), wide
+
+
 async def test_j_and_n_open_the_judge_screens_for_the_highlighted_run(history, make_app) -> None:
     from ragtui.tui.screens.noise import NoiseScreen
     from ragtui.tui.screens.rejudge import RejudgeRunScreen

@@ -314,9 +314,15 @@ class RunsScreen(Screen[None]):
         if self.needle:  # before the legend, so a narrow terminal still shows it
             out.append(" · filter: ", style="dim")
             out.append(printable(self.needle), style="bold")
-        out.append(" · means in points; !n parse failures", style="dim")
-        out.append(" · ←→ column help", style="dim")
+        # the legend, a whole phrase or none of it: cut mid-word it reads as nonsense
+        room = self.query_one("#status", Static).content_size.width or None
+        for phrase in (" · means in points; !n parse failures", " · ←→ column help"):
+            if room is None or out.cell_len + len(phrase) <= room:
+                out.append(phrase, style="dim")
         return out
+
+    def on_resize(self) -> None:
+        self._status()  # the legend's phrases that fit change with the width
 
     @on(RunTable.RowHighlighted, "#runs")
     def _highlighted(self) -> None:
