@@ -242,7 +242,8 @@ class SeedNote(Note):
 
 @dataclass(frozen=True)
 class Clustered(Note):
-    """Cases were resampled and sign-flipped by cluster (several cases share a source)."""
+    """Cases were tested by cluster, each cluster's total one unit (several cases share a
+    source)."""
 
     code: ClassVar[str] = "clustered"
     clusters: int  # distinct clusters over the compared cases

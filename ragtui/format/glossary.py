@@ -87,7 +87,7 @@ GLOSSARY.update(
         "paired t": "method: t-interval and t-test of the per-case differences (enough cases, scores with spread)",
         "sign-flip": "method: randomly flip the signs of the differences (exact for few cases, mid-p); the CI by inverting the test",
         "score": "method: binary scores, Tango's score interval and McNemar's test on the cases that flipped; where some cases did not move at all, a score test whose variance comes from the changes seen and their mirror images",
-        "by cluster": "method: cases grouped by cluster (e.g. source document) are resampled or tested together",
+        "by cluster": "method: cases grouped by cluster (e.g. source document) are tested together, a cluster's total one unit",
         "no spread": "method: every difference is equal; an exact bound on how many cases could differ",
         "Holm": "Holm's step-down adjustment of p-values for testing several metrics at once",
         "power": "the chance of detecting a change as large as the margin with this many cases",

@@ -287,8 +287,8 @@ def note_text(n: Note) -> str:
             if alone:
                 parts.append(f"{alone} on their own")
             return (
-                f"{count} cases in {k} clusters ({', '.join(parts)}): resampled and "
-                "sign-flipped by cluster, since cases of one cluster are not independent"
+                f"{count} cases in {k} clusters ({', '.join(parts)}): tested by cluster (a "
+                "cluster's total is one unit), since cases of one cluster are not independent"
             )
         case ClusterFieldUnused(field=name, own_clusters=own):
             then = "their own cluster fields are used" if own else "cases are taken as independent"

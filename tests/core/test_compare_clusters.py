@@ -61,8 +61,8 @@ def test_metadata_field_names_the_clusters(run_writer) -> None:
     (note,) = [n for n in c.noise if isinstance(n, Clustered)]
     assert (note.clusters, note.cases, note.named, note.from_field) == (12, N, 0, N)
     assert note_text(note) == (
-        "36 cases in 12 clusters (36 by metadata field 'doc' ([compare] cluster)): resampled "
-        "and sign-flipped by cluster, since cases of one cluster are not independent"
+        "36 cases in 12 clusters (36 by metadata field 'doc' ([compare] cluster)): tested by "
+        "cluster (a cluster's total is one unit), since cases of one cluster are not independent"
     )
     assert c.to_json()["cluster_field"] == "doc"
 
