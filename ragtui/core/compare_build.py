@@ -45,6 +45,7 @@ from ragtui.core.verdict import (
     JudgeOnlyFloor,
     JudgesDisagree,
     LowAgreement,
+    Method,
     NoReruns,
     Note,
     NotScored,
@@ -388,7 +389,11 @@ class Builder:
                 noise.append(JudgeOnlyFloor(side))
         if len(rows_a) < 2 and len(rows_b) < 2:
             noise.append(NoReruns())
-        noise.append(SeedNote(self.seed, SIGN_FLIPS))
+        drawn = any(
+            r.method in (Method.SIGN_FLIP, Method.CLUSTER_SIGN_FLIP) and not r.exact
+            for r in self.out.results
+        )
+        noise.append(SeedNote(self.seed, SIGN_FLIPS, drawn))
 
     def _count_notes(self) -> None:
         out = self.out

@@ -238,6 +238,7 @@ class SeedNote(Note):
     code: ClassVar[str] = "seed"
     seed: int
     resamples: int  # random sign patterns where an exact enumeration is too big
+    drawn: bool = True  # some metric's test drew them (else the seed changes nothing here)
 
 
 @dataclass(frozen=True)

@@ -296,8 +296,13 @@ def note_text(n: Note) -> str:
                 f"cluster field {name!r} ([compare] cluster): no case of A or B has it in its "
                 f"metadata, so {then} (check the field's name)"
             )
-        case SeedNote(seed=seed, resamples=count):
-            return f"seed {seed} · {count:,} random sign-flips where clusters are too many to enumerate"
+        case SeedNote(seed=seed, resamples=count, drawn=True):
+            return (
+                f"seed {seed} · {count:,} random sign-flips where cases or clusters are too "
+                "many to enumerate"
+            )
+        case SeedNote(seed=seed):
+            return f"seed {seed} (no test here drew at random: another seed gives the same)"
     return n.code
 
 

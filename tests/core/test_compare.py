@@ -31,6 +31,7 @@ from ragtui.core.verdict import (
     RerunRule,
     RunsDiffer,
     ScalesDiffer,
+    SeedNote,
     SelfJudged,
     Unpaired,
     Verdict,
@@ -485,6 +486,32 @@ def test_identical_b_is_too_few_cases_never_no_change(run_writer) -> None:
     c = compare_runs(run_writer.store(), "A", "B")
     assert c.metric("m").verdict is Verdict.TOO_FEW
     assert _notes(c, IdenticalRuns) and not _notes(c, IdenticalMetric)
+
+
+def test_the_seed_line_says_whether_any_test_drew_at_random(run_writer) -> None:
+    """20 continuous cases that all moved: sign-flips, 2^20 patterns too many, so 10,000 drawn
+    with the seed. The same runs with half the cases unmoved take the score test, which draws
+    nothing: the line says the seed changes nothing there (it said '10,000 random sign-flips
+    where clusters are too many to enumerate' for every comparison, clustered or not)."""
+    ids = _ids(20)
+    rng = np.random.default_rng(8)
+    a = rng.uniform(0.2, 0.8, 20)
+    moved = a + rng.normal(0.05, 0.1, 20)
+    run_writer.write("A", {"m": _values(ids, a)})
+    run_writer.write("B", {"m": _values(ids, moved)}, config={"p": 2})
+    half = np.where(np.arange(20) % 2 == 0, a, moved)
+    run_writer.write("C", {"m": _values(ids, half)}, config={"p": 3})
+    store = run_writer.store()
+    drawn = compare_runs(store, "A", "B", seed=5)
+    (note,) = _notes(drawn, SeedNote)
+    assert drawn.metric("m").method is Method.SIGN_FLIP and not drawn.metric("m").exact
+    assert note_text(note) == (
+        "seed 5 · 10,000 random sign-flips where cases or clusters are too many to enumerate"
+    )
+    none = compare_runs(store, "A", "C", seed=5)
+    (note,) = _notes(none, SeedNote)
+    assert none.metric("m").method is Method.SCORE
+    assert note_text(note) == "seed 5 (no test here drew at random: another seed gives the same)"
 
 
 def test_every_case_shifted_alike_says_so_not_a_cached_copy(run_writer) -> None:
