@@ -35,7 +35,8 @@ from ragtui.core.verdict import Method
 ALPHA = 0.05
 EXACT_UNITS = 16  # up to 2^16 sign patterns enumerated
 SIGN_FLIP_MAX_CASES = 29  # from 30 cases on, the paired t-interval covers well (simulated)
-SIGN_FLIP_MAX_CLUSTERS = 2000  # past this the cluster totals' mean is normal enough
+SIGN_FLIP_MAX_CLUSTERS = 2000  # past this the cluster totals' mean is normal enough (unless
+# some totals are 0: the score test, at any number of clusters)
 SIGN_FLIPS = 10_000
 SPREAD_TOLERANCE = 1e-12  # float dust (0.75 - 0.5 vs 0.25) is not spread
 
@@ -286,9 +287,14 @@ def cluster_estimate(
         method, can_detect, can_bound = Method.CLUSTER_T, True, True
     if n >= 1 and not spread:
         return _no_spread(d, g, sizes)
+    if bool(np.all(np.abs(totals) <= SPREAD_TOLERANCE)):
+        # cases moved, but within every cluster they cancel out: no spread between the units
+        # to test (sign-flips put every shift but 0 at p = 2/2^G, a zero-width "interval");
+        # the exact bound on how many clusters could differ, and no test
+        return replace(_no_spread(d, g, sizes), spread=True)
     if g < 2 or delta is None:
         return _none(method, n, g, delta, spread)
-    if _some_did_not_move(totals):
+    if _some_did_not_move(totals):  # any number of clusters
         method = Method.CLUSTER_SCORE
     # cluster-robust (CR1) SE: for the MDE and the sample-size advice, and CLUSTER_T
     resid = totals - sizes * delta

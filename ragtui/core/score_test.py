@@ -51,6 +51,9 @@ class _ZTest:
         self.units = int(totals.size)
         self.total, self.cases = float(totals.sum()), float(sizes.sum())
         self.mean = self.total / self.cases if self.units else 0.0
+        # the data's own size: tolerances are relative to it (deltas of 1e-9 are data too)
+        self.scale = float(np.max(np.abs(totals))) if self.units else 0.0
+        self.scale = self.scale or 1.0
 
     def _variance(self, delta0: float) -> float | None:
         raise NotImplementedError
@@ -59,7 +62,7 @@ class _ZTest:
         diff = (self.total - delta0 * self.cases) / self.units  # a unit's mean S - n·δ0
         variance = self._variance(delta0)
         if variance is None or variance <= 0.0:
-            return 0.0 if abs(diff) < 1e-12 else math.copysign(math.inf, diff)
+            return 0.0 if abs(diff) <= 1e-12 * self.scale else math.copysign(math.inf, diff)
         return diff / math.sqrt(variance / self.units)
 
     def p(self, delta0: float = 0.0) -> float:
@@ -114,6 +117,7 @@ class TiltedTest(_ZTest):
             lambda t: -float(weights(t) @ (y * y)) + mean(t) ** 2,
             lo,
             hi,
+            1e-13 * self.scale,
         )
         return float(weights(lam) @ (y * y))
 
@@ -172,7 +176,13 @@ class ScoreTest(_ZTest):
         elif not seen_lo and g(b_hi) >= 0.0:
             beta, extra = b_hi, x_lo
         else:
-            beta = _solve(g, lambda b: -float(np.sum(c * x * x / (n + b * x) ** 2)), b_lo, b_hi)
+            beta = _solve(
+                g,
+                lambda b: -float(np.sum(c * x * x / (n + b * x) ** 2)),
+                b_lo,
+                b_hi,
+                1e-13 * self.scale,
+            )
         p = c / (n + beta * x)
         variance = float(np.sum(p * x * x))
         if extra:
@@ -180,13 +190,13 @@ class ScoreTest(_ZTest):
         return variance
 
 
-def _solve(g, dg, lo: float, hi: float) -> float:  # type: ignore[no-untyped-def]
-    """The root of a decreasing g inside (lo, hi): Newton's steps, kept inside the bracket by
-    bisection when a step would leave it."""
+def _solve(g, dg, lo: float, hi: float, tolerance: float) -> float:  # type: ignore[no-untyped-def]
+    """The root of a decreasing g inside (lo, hi), to |g| <= tolerance: Newton's steps, kept
+    inside the bracket by bisection when a step would leave it."""
     beta = 0.0 if lo < 0.0 < hi else (lo + hi) / 2
     for _ in range(_NEWTON_STEPS):
         value = g(beta)
-        if abs(value) < 1e-13:
+        if abs(value) <= tolerance:
             break
         if value > 0.0:
             lo = beta
@@ -209,7 +219,7 @@ def _boundary(f, inside: float, outside: float) -> float:  # type: ignore[no-unt
         return outside
     keep = 0  # which end the last two steps kept: halve its value (Illinois)
     for _ in range(_BISECTIONS):
-        if abs(outside - inside) <= 1e-13:
+        if abs(outside - inside) <= 1e-13 * max(abs(inside), abs(outside)):
             break
         if math.isfinite(f_out) and math.isfinite(f_in) and f_out != f_in:
             mid = inside + (outside - inside) * (-f_in) / (f_out - f_in)

@@ -146,6 +146,11 @@ def verdict_reason(m: MetricResult, margin: float) -> str:
                 "much, as an offset or a rescaled metric does; no spread to test (check that "
                 "A and B scored it alike)"
             )
+        elif m.n and m.method is Method.NO_SPREAD and m.spread:
+            head = (
+                f"cases moved, but within each of the {m.units} clusters they cancel out (every "
+                "cluster's total is 0): no spread between clusters to test"
+            )
         elif m.n and not m.spread:
             head = (
                 f"all {m.n} deltas are {signed_pts(m.delta)}: no spread to tell noise from "

@@ -13,8 +13,10 @@ import pytest
 from scipy import stats as sps
 
 from ragtui.core import intervals
-from ragtui.core.score_test import ScoreTest
-from ragtui.core.verdict import Method
+from ragtui.core.analysis import analyse_metric
+from ragtui.core.score_test import ScoreTest, TiltedTest
+from ragtui.core.verdict import Method, Verdict
+from ragtui.format.verdicts import verdict_reason
 from tests.core.score_reference import tilted_score_stat, trinomial_score_stat
 
 # ---------------------------------------------------------------- paired t
@@ -174,6 +176,38 @@ def test_clusters_with_unmoved_ones_take_the_score_test_on_totals() -> None:
     assert tilted_score_stat(totals, low, sizes) == pytest.approx(z, abs=1e-6)
     assert tilted_score_stat(totals, high, sizes) == pytest.approx(-z, abs=1e-6)
     assert est.p == pytest.approx(2 * sps.norm.sf(abs(totals.sum()) / math.sqrt((totals**2).sum())))
+
+
+def test_clusters_whose_changes_all_cancel_out_are_too_few_not_no_change() -> None:
+    """8 documents of 3 questions; in 4 of them one question was fixed and another broken, so
+    every document's total is 0. Sign-flips of those totals reject every shift but 0: the CI
+    was [-0.0, +0.0] and the verdict "no meaningful change" (found in an audit). No spread
+    between clusters: the exact bound on how many clusters could differ, and too few cases."""
+    clusters = np.repeat(np.arange(8), 3)
+    a = np.array([1.0, 0.0, 1.0] * 8)
+    b = a.copy()
+    for c in range(4):
+        b[3 * c], b[3 * c + 1] = 0.0, 1.0
+    m = analyse_metric("m", a, b, rng=np.random.default_rng(0), clusters=clusters)
+    assert m.verdict is Verdict.TOO_FEW and m.p is None
+    share = sps.binomtest(0, 8).proportion_ci(0.95, method="exact").high  # of 8 clusters
+    assert (m.ci_low, m.ci_high) == pytest.approx((-share, share))
+    assert verdict_reason(m, 0.05).startswith(
+        "cases moved, but within each of the 8 clusters they cancel out"
+    )
+
+
+def test_the_score_test_does_not_depend_on_the_units_of_the_deltas() -> None:
+    """The same deltas at scale 1 and 1e-11 (tolerances were absolute: the bounds moved by 1%
+    and p and the CI disagreed near .05, found in an audit): the same p and the same bounds
+    once scaled back."""
+    d = np.array([-2, 4, 5, 3, 0, 2, -1, 4, 2, -1, 0, 0, 4, -2, 5, 2, 0, -2, 5, -2, 0, -1, 0, 0.0])
+    at_one = TiltedTest(d)
+    for scale in (1e-6, 1e-11):
+        scaled = TiltedTest(d * scale)
+        assert scaled.p(0.0) == pytest.approx(at_one.p(0.0), rel=1e-9)
+        low, high = scaled.interval(0.95)
+        assert (low / scale, high / scale) == pytest.approx(at_one.interval(0.95), rel=1e-6)
 
 
 def test_one_broken_case_in_30_leaves_room_on_both_sides() -> None:
