@@ -18,7 +18,8 @@ normal quantile. At δ0 = 0 both are McNemar's z = ΣS / √ΣS², the normal fo
   (the symmetry the sign-flip test assumes), exponentially tilted to mean δ0. The constrained
   likelihood above would put the missing mass on the single largest value, which made the test
   far too cautious when the changes differ in size (a real 11.5-point gain over 48 cases was
-  p = .019 against .003 for the sign test); tilting spreads it like the changes seen.
+  p = .019 against .003 for the sign test's normal form); tilting spreads it like the
+  changes seen.
 """
 
 from __future__ import annotations
