@@ -115,7 +115,7 @@ def analyse_metric(
         )
         n_detect = power.n_to_detect(sd, margin, tests)
     # with no spread, "no meaningful change" is out of reach at any N (rule 2)
-    n_no_change = power.n_to_show_no_change(sd, margin) if est.spread else None
+    n_no_change = power.n_to_show_no_change(sd, margin, est.delta) if est.spread else None
     ci95, ci90 = est.ci95 or (None, None), est.ci90 or (None, None)
     result = MetricResult(
         metric=metric,

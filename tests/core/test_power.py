@@ -40,6 +40,25 @@ def test_cases_to_detect_give_80_percent_power() -> None:
     assert simulated == pytest.approx(0.80, abs=0.02)
 
 
+@pytest.mark.parametrize("delta", [0.0, 0.02, -0.035])
+def test_cases_to_show_no_change_assume_the_change_measured(delta: float) -> None:
+    """A run measured Δ: the advice is for TOST to succeed 80% of the time when Δ is the
+    truth (simulated here with scipy's t quantiles), which takes far more cases as Δ nears
+    the margin; at or past the margin no number of cases will do."""
+    sd, margin = 0.2, 0.05
+    n = power.n_to_show_no_change(sd, margin, delta)
+    assert n is not None
+    d = np.random.default_rng(6).normal(delta, sd, size=(6000, n))
+    mean, se = d.mean(axis=1), d.std(axis=1, ddof=1) / math.sqrt(n)
+    half = sps.t.ppf(0.95, n - 1) * se
+    inside = (mean - half > -margin) & (mean + half < margin)
+    assert inside.mean() == pytest.approx(0.80, abs=0.02)
+    if delta:
+        assert n > 1.5 * power.n_to_show_no_change(sd, margin)
+    assert power.n_to_show_no_change(sd, margin, 0.05) is None
+    assert power.n_to_show_no_change(sd, margin, -0.06) is None
+
+
 def test_holm_over_four_metrics_asks_about_1_42_times_the_cases() -> None:
     one, four = power.n_to_detect(0.3, 0.05), power.n_to_detect(0.3, 0.05, tests=4)
     assert four / one == pytest.approx(1.42, abs=0.03)
