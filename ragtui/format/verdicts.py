@@ -57,11 +57,14 @@ _METHODS = {
 }
 
 
-def _need(detect: int | None, no_change: int | None, band: str) -> str:
+def _need(detect: int | None, no_change: int | None, band: str, beyond: bool = False) -> str:
     """The cases more data would take; said plainly when no figure can be had (all deltas
-    equal: no spread to plan with), never as "need — cases"."""
+    equal: no spread to plan with; `beyond`: the change measured reaches the margin, so no
+    number of cases would show no change), never as "need — cases"."""
     if detect is None and no_change is None:
         return "the cases needed cannot be estimated from these deltas"
+    if no_change is None and beyond:
+        return f"need ~{detect:,} cases to detect {band}; none can show no change at this Δ"
     if no_change is None:
         return f"need ~{detect:,} cases to detect {band}"
     if detect is None:
@@ -128,7 +131,8 @@ def scale_text(scales: tuple[ScaleInfo, ...]) -> str:
 def verdict_reason(m: MetricResult, margin: float) -> str:
     """Why the verdict is what it is, with the cases needed where more would help."""
     band = f"±{margin_pts(margin)} points"
-    need = _need(m.n_detect, m.n_no_change, band)
+    beyond = m.spread and m.delta is not None and abs(m.delta) >= margin
+    need = _need(m.n_detect, m.n_no_change, band, beyond)
     v = m.verdict
     if v is Verdict.NOT_COMPARABLE:
         return (

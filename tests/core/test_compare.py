@@ -14,6 +14,7 @@ from scipy import stats as sps
 
 from ragtui.core import stats
 from ragtui.core.agreement import cohen_kappa
+from ragtui.core.analysis import analyse_metric
 from ragtui.core.compare import MetricResult, compare_runs, decide
 from ragtui.core.errors import RagtuiError, RunNotFoundError
 from ragtui.core.gate import decide_gate
@@ -512,6 +513,19 @@ def test_the_seed_line_says_whether_any_test_drew_at_random(run_writer) -> None:
     (note,) = _notes(none, SeedNote)
     assert none.metric("m").method is Method.SCORE
     assert note_text(note) == "seed 5 (no test here drew at random: another seed gives the same)"
+
+
+def test_an_inconclusive_change_past_the_margin_offers_no_cases_to_show_no_change() -> None:
+    """8 cases, Δ -18.75 points against a 5-point margin: more cases could detect it, but none
+    would show no change if that is the change, and the reason says so."""
+    a = np.array([1.0, 1.0, 1.0, 0.5, 0.0, 1.0, 1.0, 0.0])
+    b = np.array([0.0, 0.0, 0.5, 0.5, 0.0, 1.0, 1.0, 1.0])
+    m = analyse_metric("m", a, b, rng=np.random.default_rng(0))
+    assert m.verdict is Verdict.INCONCLUSIVE and m.delta == pytest.approx(-0.1875)
+    assert m.n_no_change is None and m.n_detect is not None
+    assert verdict_reason(m, 0.05).endswith(
+        f"need ~{m.n_detect:,} cases to detect ±5 points; none can show no change at this Δ"
+    )
 
 
 def test_every_case_shifted_alike_says_so_not_a_cached_copy(run_writer) -> None:
