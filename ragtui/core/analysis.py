@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ragtui.core import power
-from ragtui.core.intervals import ALPHA, SPREAD_TOLERANCE, estimate, is_binary
+from ragtui.core.intervals import ALPHA, estimate, is_binary
 from ragtui.core.verdict import Method, ScaleInfo, Verdict
 
 
@@ -143,11 +143,7 @@ def analyse_metric(
         n_no_change=n_no_change,
         fixed=fixed,
         broke=broke,
-        moved=(
-            int(np.count_nonzero(np.abs(b - a) > SPREAD_TOLERANCE))
-            if est.method is Method.CLUSTER_SCORE or (est.method is Method.SCORE and not binary)
-            else None
-        ),
+        moved=est.moved,
         margin_p=_f(est.margin_p),
     )
     return decide(result, margin)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ragtui.core.distributions import normal_quantile, t_quantile, t_two_sided_p
-from ragtui.core.score_test import ScoreTest, TiltedTest, last_true
+from ragtui.core.score_test import TangoTest, TiltedTest, last_true
 from ragtui.core.verdict import Method
 
 ALPHA = 0.05
@@ -62,6 +62,7 @@ class Estimate:
     # -margin exactly when this is under .05, and with random patterns this p is itself an
     # estimate (± MARGIN_P_ERROR): a bound that close to the margin is not known to be above it
     margin_p: float | None = None
+    moved: int | None = None  # the tilted score test: cases whose Δ is not 0
 
 
 # three standard errors of a p near .05 estimated from SIGN_FLIPS random patterns
@@ -165,12 +166,11 @@ def score_estimate(a: np.ndarray, b: np.ndarray) -> Estimate:
     spread = n >= 2 and bool(np.ptp(d) > SPREAD_TOLERANCE)
     if not binary and not spread:
         return _no_spread(d, n)
-    test = ScoreTest(d, possible=(-1.0, 1.0)) if binary else TiltedTest(d)
+    test = TangoTest(d) if binary else TiltedTest(d)
     se = float(d.std(ddof=1)) / math.sqrt(n) if n > 1 else None
     # every unit moved one way gives z = √n (any values): p < .05 from 4 units
-    estimate = _from_score(
-        test, Method.SCORE, n, n, float(d.mean()), se, math.sqrt(n) > normal_quantile(0.975)
-    )
+    detect = math.sqrt(n) > normal_quantile(0.975)
+    estimate = _from_score(test, Method.SCORE, d, n, se, detect, moved=not binary)
     # with binary scores and no flip at all, the 90% bound is z²/(n + z²), which must beat
     # the margin for "no meaningful change"
     z90 = normal_quantile(0.95)
@@ -178,22 +178,23 @@ def score_estimate(a: np.ndarray, b: np.ndarray) -> Estimate:
 
 
 def _from_score(
-    test: ScoreTest | TiltedTest,
+    test: TangoTest | TiltedTest,
     method: Method,
-    n: int,
+    d: np.ndarray,
     units: int,
-    delta: float,
     se: float | None,
     can_detect: bool,
     bounded: bool = True,
+    moved: bool = True,
 ) -> Estimate:
-    """A score test's estimate; `bounded`: its intervals are worth showing even where no
-    verdict can be reached (a few cases: yes; a few clusters: no, as by sign-flips)."""
+    """A score test's estimate over the deltas `d`; `bounded`: its intervals are worth showing
+    even where no verdict can be reached (a few cases: yes; a few clusters: no, as by
+    sign-flips); `moved`: count the cases that moved (the tilted test: shown beside it)."""
     return Estimate(
         method=method,
-        n=n,
+        n=int(d.size),
         units=units,
-        delta=delta,
+        delta=float(d.mean()),
         se=se,
         df=units - 1 if units > 1 else None,
         ci95=test.interval(0.95) if bounded else None,
@@ -202,6 +203,7 @@ def _from_score(
         spread=True,
         can_detect=can_detect,
         tightest=0.0 if can_detect else math.inf,
+        moved=int(np.count_nonzero(np.abs(d) > SPREAD_TOLERANCE)) if moved else None,
     )
 
 
@@ -301,7 +303,7 @@ def cluster_estimate(
     se = math.sqrt(g / (g - 1) * float((resid**2).sum())) / n
     if method is Method.CLUSTER_SCORE:
         # as a test by sign-flips, no verdict from fewer than 6 clusters (z is no guide there)
-        return _from_score(TiltedTest(totals, sizes), method, n, g, delta, se, g >= 6, g >= 6)
+        return _from_score(TiltedTest(totals, sizes), method, d, g, se, g >= 6, g >= 6)
     if method is Method.CLUSTER_T:
         half = {lv: t_quantile(0.5 + lv / 2, g - 1) * se for lv in (0.95, 0.90)}
         return Estimate(

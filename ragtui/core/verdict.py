@@ -32,7 +32,7 @@ class Method(StrEnum):
 
     T = "t"  # paired t-interval and paired t-test
     SIGN_FLIP = "sign_flip"  # few cases: sign-flips of the deltas (mid-p), CI by inversion
-    SCORE = "score"  # binary: Tango's score interval and McNemar's (score) test
+    SCORE = "score"  # binary: Tango/McNemar; some cases unmoved: the tilted score test
     CLUSTER_SIGN_FLIP = "cluster_sign_flip"  # sign-flips of cluster totals; CI by inversion
     CLUSTER_T = "cluster_t"  # many clusters: cluster-robust SE with t(G - 1)
     CLUSTER_SCORE = "cluster_score"  # some clusters unmoved: the score test on cluster totals

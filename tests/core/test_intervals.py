@@ -14,7 +14,7 @@ from scipy import stats as sps
 
 from ragtui.core import intervals
 from ragtui.core.analysis import analyse_metric
-from ragtui.core.score_test import ScoreTest, TiltedTest
+from ragtui.core.score_test import TangoTest, TiltedTest
 from ragtui.core.verdict import Method, Verdict
 from ragtui.format.verdicts import verdict_reason
 from tests.core.score_reference import tilted_score_stat, trinomial_score_stat
@@ -90,7 +90,7 @@ def _binary_deltas(fixed: int, broke: int, n: int) -> np.ndarray:
 
 
 def _tango(fixed: int, broke: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    return ScoreTest(_binary_deltas(fixed, broke, n), possible=(-1.0, 1.0)).interval(level)
+    return TangoTest(_binary_deltas(fixed, broke, n)).interval(level)
 
 
 @pytest.mark.parametrize(
@@ -115,7 +115,7 @@ def test_tango_with_no_flip_is_not_zero_width() -> None:
 
 def test_mcnemar_p_is_the_chi_square_form_and_agrees_with_the_interval() -> None:
     for fixed, broke in [(9, 2), (6, 1), (4, 0), (10, 10), (0, 0)]:
-        test = ScoreTest(_binary_deltas(fixed, broke, 30), possible=(-1.0, 1.0))
+        test = TangoTest(_binary_deltas(fixed, broke, 30))
         p = test.p(0.0)
         if fixed + broke:
             chi2 = (fixed - broke) ** 2 / (fixed + broke)
