@@ -277,34 +277,27 @@ async def judge_run(
     samples: list[str] = []
     seen_errors: set[str] = set()
     write_lock = asyncio.Lock()
-    failing: list[str] = []  # the errors of the cases failed in a row since the start
-    # set the moment a case gets a grade, before its append (a thread, fsync'd) is done: the
-    # counts below move only after it, so failures finishing meanwhile looked like a dead judge
-    graded = asyncio.Event()
+    # the first cases of the batch, in case order (not in the order they finish, which load
+    # and retries shuffle): index -> the error every grade failed with, or None if graded
+    first: dict[int, str | None] = {}
     try:
         todo = [c for c in cases if c.case_id not in appender.done]
         state.done = state.resumed = len(cases) - len(todo)
         if progress:
             progress(replace(state))
-        pending = iter(todo)
+        pending = iter(enumerate(todo))
 
         async def worker() -> None:
-            for case in pending:  # one shared iterator: each case goes to one worker
+            for index, case in pending:  # one shared iterator: each case goes to one worker
                 outcomes = await _all_or_none([grader.grade(m, case) for m in chosen])
-                if outcomes and all(o.judge_failed for o in outcomes):
+                failed = bool(outcomes) and all(o.judge_failed for o in outcomes)
+                if index < STOP_AFTER_FAILED_CASES:
+                    first[index] = str(outcomes[-1].error) if failed else None
+                    _stop_if_the_judge_is_dead(judge, first)
+                if failed:
                     # nothing graded: written, it would count as done and never be retried
                     state.left_out += 1
-                    if not graded.is_set():
-                        failing.append(str(outcomes[-1].error))
-                        # the same failure every time is the judge's, not one case's
-                        if len(failing) >= STOP_AFTER_FAILED_CASES and len(set(failing)) == 1:
-                            raise JudgeError(
-                                f"judge {judge.name}: the first {len(failing)} cases failed "
-                                f"every grade, stopped ({failing[-1]})"
-                            )
                 else:
-                    if any(o.kind in ("scored", "parse_failure") for o in outcomes):
-                        graded.set()
                     await _append(appender, judged_case(case, outcomes), write_lock)
                 for o in outcomes:
                     if o.kind == "scored":
@@ -406,6 +399,18 @@ async def noise_reruns(
                 )
             )
     return results
+
+
+def _stop_if_the_judge_is_dead(judge: JudgeConfig, first: dict[int, str | None]) -> None:
+    """The batch's first cases all failed every grade with one same error: the judge's, not
+    one case's (a wrong model, a server answering 500 to everything); going on would only
+    spend the retries of every other case."""
+    errors = set(first.values())
+    if len(first) == STOP_AFTER_FAILED_CASES and len(errors) == 1 and None not in errors:
+        raise JudgeError(
+            f"judge {judge.name}: the first {STOP_AFTER_FAILED_CASES} cases failed every "
+            f"grade, stopped ({errors.pop()})"
+        )
 
 
 async def _append(appender: RunFileAppender, case: Case, lock: asyncio.Lock) -> None:

@@ -267,6 +267,24 @@ async def test_failures_that_finish_while_a_graded_case_is_written_do_not_stop_t
     assert graded == {"case-00", "case-04", "case-05"}
 
 
+async def test_the_stop_reads_the_first_cases_in_order_not_the_first_to_finish(
+    store: Store, fake_judge: FakeJudge
+) -> None:
+    """Seen as a flaky secrets test: a resumed batch holds only the cases that failed before,
+    in several ways; under load three that fail alike finished first and the batch stopped
+    ("the first 3 cases failed every grade") or ran through, by timing. The rule reads the
+    batch's first three cases in case order: here they fail differently (and slowly), while
+    the later ones fail alike at once, so the batch always runs through."""
+    fake_judge.when("ANSWER-00", Fault(500, body="overloaded", delay=0.3))
+    fake_judge.when("ANSWER-01", Fault(400, body="bad request", delay=0.3))
+    fake_judge.when("ANSWER-02", Fault(500, body="overloaded", delay=0.3))
+    fake_judge.default = Fault(500, body="down")
+    # six request slots: all six cases in flight at once, so the later three finish first
+    cfg = judge(fake_judge, concurrency=6)
+    result = await judge_run(store, "base", cfg, metrics=["faithfulness"])
+    assert (result.progress.left_out, result.progress.scored) == (6, 0)
+
+
 async def test_unreachable_judge_stops_the_batch(store: Store) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
