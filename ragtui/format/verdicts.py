@@ -406,9 +406,11 @@ def agreement_text(g: Agreement) -> str:
 
 
 def gate_metric_line(m: MetricResult, margin: float) -> str:
+    reason, method = verdict_reason(m, margin), method_name(m)
+    named = "" if method in reason else f" ({method})"  # the test named once, as on screen
     return (
-        f"{m.metric}: {signed_pts(m.delta)} points, 95% CI {interval(m.ci_low, m.ci_high)} "
-        f"({method_name(m)}), {verdict_label(m)} — {verdict_reason(m, margin)}"
+        f"{m.metric}: {signed_pts(m.delta)} points, 95% CI {interval(m.ci_low, m.ci_high)}"
+        f"{named}, {verdict_label(m)} — {reason}"
     )
 
 

@@ -175,6 +175,10 @@ def test_gate_exit_codes(history: RunWriter) -> None:
     assert ok.exit_code == 0, ok.output
     assert "gate: passed" in ok.stdout and "shown non-inferior" in ok.stdout
     bad = run("gate", "base-0", "small", folder)
+    # each metric's line names its test once (it said "(score test, …), improved — adjusted
+    # p … (score test, …)")
+    faith = next(x for x in bad.stdout.splitlines() if x.strip().startswith("faithfulness:"))
+    assert faith.count("score test") == 1, faith
     assert bad.exit_code == 1, bad.output
     assert "FAIL faithfulness: regressed by" in bad.stdout
     # a one-case drop on relevance: inside the margin, shown non-inferior
