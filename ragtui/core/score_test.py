@@ -89,36 +89,18 @@ class TiltedTest(_ZTest):
         self.support_sizes = np.concatenate([sizes, sizes])
         per_case = self.support_totals / self.support_sizes
         self.lowest, self.highest = float(per_case.min()), float(per_case.max())
+        self._lam = 0.0
 
     def _variance(self, delta0: float) -> float | None:
         y = self.support_totals - self.support_sizes * delta0
         if not float(y.min()) < 0.0 < float(y.max()):
             return None
-
-        def weights(lam: float) -> np.ndarray:
-            w = np.exp(lam * y - float(np.max(lam * y)))
-            return w / w.sum()
-
-        def mean(lam: float) -> float:  # rises with λ (its slope is the tilted variance)
-            return float(weights(lam) @ y)
-
-        lo, hi = -1.0, 1.0
-        for _ in range(_EXPANSIONS):  # a bracket of the root
-            if mean(lo) <= 0.0:
-                break
-            lo *= 2.0
-        for _ in range(_EXPANSIONS):
-            if mean(hi) >= 0.0:
-                break
-            hi *= 2.0
-        lam = _solve(
-            lambda t: -mean(t),
-            lambda t: -float(weights(t) @ (y * y)) + mean(t) ** 2,
-            lo,
-            hi,
-            1e-13 * self.scale,
-        )
-        return float(weights(lam) @ (y * y))
+        # an interval's search asks for nearby δ0 one after another, whose λ are close: start
+        # from the last one (a few Newton steps instead of a bracket found from scratch)
+        self._lam = _tilt(y, self._lam, 1e-13 * self.scale)
+        lam_y = self._lam * y
+        w = np.exp(lam_y - lam_y.max())
+        return float(w @ (y * y)) / float(w.sum())
 
 
 class TangoTest(_ZTest):
@@ -141,24 +123,36 @@ class TangoTest(_ZTest):
         return 2 * q + delta0 - delta0 * delta0
 
 
-def _solve(g, dg, lo: float, hi: float, tolerance: float) -> float:  # type: ignore[no-untyped-def]
-    """The root of a decreasing g inside (lo, hi), to |g| <= tolerance: Newton's steps, kept
-    inside the bracket by bisection when a step would leave it."""
-    beta = 0.0 if lo < 0.0 < hi else (lo + hi) / 2
-    for _ in range(_NEWTON_STEPS):
-        value = g(beta)
-        if abs(value) <= tolerance:
+def _tilt(y: np.ndarray, lam: float, tolerance: float) -> float:
+    """λ where the weights ∝ exp(λ·y) give y mean 0 (to |mean| <= tolerance), for y with
+    values on both sides of 0. The mean rises with λ and its slope is the tilted variance, so
+    each evaluation gives a Newton step; steps that would leave the bracket known so far are
+    bisections, or (no bracket yet on that side) doublings of the distance from `lam`."""
+    lo, hi = -math.inf, math.inf
+    for _ in range(_NEWTON_STEPS + _EXPANSIONS):
+        lam_y = lam * y
+        w = np.exp(lam_y - lam_y.max())
+        w /= w.sum()
+        mean = float(w @ y)
+        if abs(mean) <= tolerance:
             break
-        if value > 0.0:
-            lo = beta
+        if mean > 0.0:
+            hi = lam
         else:
-            hi = beta
-        slope = dg(beta)
-        step = beta - value / slope if slope < 0.0 else math.nan
-        beta = step if lo < step < hi else (lo + hi) / 2
-        if hi - lo < 1e-13 * max(1.0, abs(beta)):
+            lo = lam
+        slope = float(w @ (y * y)) - mean * mean
+        step = lam - mean / slope if slope > 0.0 else math.nan
+        if lo < step < hi:
+            lam = step
+        elif math.isinf(lo):
+            lam = hi - max(1.0, 2.0 * abs(hi))
+        elif math.isinf(hi):
+            lam = lo + max(1.0, 2.0 * abs(lo))
+        else:
+            lam = (lo + hi) / 2
+        if hi - lo < 1e-13 * max(1.0, abs(lam)):
             break
-    return beta
+    return lam
 
 
 def _boundary(f, inside: float, outside: float) -> float:  # type: ignore[no-untyped-def]
