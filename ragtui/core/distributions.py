@@ -36,6 +36,16 @@ def normal_cdf(x: float | np.ndarray) -> float | np.ndarray:
     return special.ndtr(x)
 
 
+def binomial_upper(k: int, n: int, confidence: float) -> float:
+    """Clopper-Pearson's one-sided upper bound at `confidence` on a proportion of which k of n
+    were seen (scipy.stats.beta.ppf(confidence, k + 1, n - k))."""
+    if k >= n:
+        return 1.0
+    if k == 0:  # the closed form: 1 - (1 - confidence)^(1/n)
+        return 1.0 - (1.0 - confidence) ** (1.0 / n)
+    return float(special.betaincinv(k + 1, n - k, confidence))
+
+
 def normal_pdf(x: np.ndarray) -> np.ndarray:
     """φ(x), elementwise (scipy.stats.norm.pdf)."""
     return np.exp(-0.5 * np.square(x)) / math.sqrt(2.0 * math.pi)

@@ -4,7 +4,8 @@ Per metric, first failure wins:
 - not comparable (scales differ), no usable candidate score, fewer shared cases than the
   minimum, more errors or parse failures in the candidate than in the base: FAIL;
 - a significant regression (Holm-adjusted): FAIL;
-- the 95% CI's lower bound above -margin (B shown non-inferior, one-sided 2.5%): PASS;
+- the 95% CI's lower bound above -margin (B shown non-inferior, one-sided 2.5%): PASS; where
+  only 1-5 units moved, their worst-case lower bound too (intervals.few_moved_bounds);
 - otherwise UNDECIDED, with the cases that non-inferiority would need.
 Floors (`--min METRIC=VALUE`) fail when the candidate's mean is below them or it has none.
 New failures (`--no-new-failures`): a case that passed in every baseline rerun and fails in
@@ -22,7 +23,7 @@ from enum import StrEnum
 from ragtui.core import power
 from ragtui.core.compare import Comparison
 from ragtui.core.intervals import ALPHA, MARGIN_P_ERROR
-from ragtui.core.verdict import Verdict
+from ragtui.core.verdict import FewMoved, Verdict
 
 MIN_SHARED_CASES = 10
 EXIT_PASSED, EXIT_FAILED, EXIT_UNDECIDED = 0, 1, 3
@@ -42,11 +43,13 @@ class GateCheck:
     value: float | None = None  # the figure checked (CI lower bound, mean, count)
     threshold: float | None = None  # what it was checked against
     n_needed: int | None = None  # UNDECIDED: cases for 80% power of non-inferiority
+    few_moved: FewMoved | None = None  # "few_moved": the units that moved, the worst case
 
 
 CODES = (
     "non_inferior",
     "too_close",
+    "few_moved",
     "regressed",
     "not_comparable",
     "no_scores",
@@ -132,6 +135,12 @@ def _metric_check(m, margin: float, min_cases: int) -> GateCheck:  # m: MetricRe
             # random sign patterns put the bound above the margin, but the test's p there is
             # within its own Monte Carlo error of .05: another seed could put it below
             return GateCheck(m.metric, Outcome.UNDECIDED, "too_close", m.margin_p, ALPHA)
+        few = m.few_moved
+        if few is not None and few.ci95[0] <= -margin:
+            # the test's bound clears the margin, but 1-5 moves cannot show how far cases move
+            return GateCheck(
+                m.metric, Outcome.UNDECIDED, "few_moved", few.ci95[0], -margin, None, few
+            )
         return GateCheck(m.metric, Outcome.PASSED, "non_inferior", m.ci_low, -margin)
     return GateCheck(
         m.metric,

@@ -28,9 +28,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ragtui.core.distributions import normal_quantile, t_quantile, t_two_sided_p
+from ragtui.core.distributions import (
+    binomial_upper,
+    normal_quantile,
+    t_quantile,
+    t_two_sided_p,
+)
 from ragtui.core.score_test import TangoTest, TiltedTest, last_true
-from ragtui.core.verdict import Method
+from ragtui.core.verdict import FewMoved, Method
 
 ALPHA = 0.05
 EXACT_UNITS = 16  # up to 2^16 sign patterns enumerated
@@ -39,6 +44,9 @@ SIGN_FLIP_MAX_CLUSTERS = 2000  # past this the cluster totals' mean is normal en
 # some totals are 0: the score test, at any number of clusters)
 SIGN_FLIPS = 10_000
 SPREAD_TOLERANCE = 1e-12  # float dust (0.75 - 0.5 vs 0.25) is not spread
+# up to this many moved units, their spread is not taken for that of every move (FewMoved):
+# below 6 no exact test of their signs reaches p < .05 (5 alike: 2/2^5 = .0625)
+FEW_MOVED = 5
 
 Pair = tuple[float, float]
 
@@ -63,6 +71,7 @@ class Estimate:
     # estimate (± MARGIN_P_ERROR): a bound that close to the margin is not known to be above it
     margin_p: float | None = None
     moved: int | None = None  # the tilted score test: cases whose Δ is not 0
+    few_moved: FewMoved | None = None  # 1 to FEW_MOVED units moved: the worst-case bounds
 
 
 # three standard errors of a p near .05 estimated from SIGN_FLIPS random patterns
@@ -84,13 +93,43 @@ def no_spread_interval(
     largest clusters making up a share u of them: 100 cases in 5 clusters bound nothing like
     100 independent cases do."""
     units = n if sizes is None else int(sizes.size)
-    u = 1.0 - ((1.0 - level) / 2) ** (1.0 / units)
-    if sizes is not None:
-        largest = np.sort(np.asarray(sizes, dtype=float))[::-1]
-        whole, part = int(u * units), u * units - int(u * units)
-        covered = largest[:whole].sum() + (part * largest[whole] if whole < units else 0.0)
-        u = min(1.0, float(covered) / float(largest.sum()))
+    u = _case_share(binomial_upper(0, units, 1.0 - (1.0 - level) / 2), sizes)
     return max(-1.0, value - (1 + value) * u), min(1.0, value + (1 - value) * u)
+
+
+def _case_share(u: float, sizes: np.ndarray | None) -> float:
+    """The share of cases in a share u of the units: u itself for cases; for clusters, that of
+    the largest clusters making up a share u of them."""
+    if sizes is None:
+        return u
+    largest = np.sort(np.asarray(sizes, dtype=float))[::-1]
+    units = largest.size
+    whole, part = int(u * units), u * units - int(u * units)
+    covered = largest[:whole].sum() + (part * largest[whole] if whole < units else 0.0)
+    return min(1.0, float(covered) / float(largest.sum()))
+
+
+def few_moved_bounds(totals: np.ndarray, sizes: np.ndarray | None) -> FewMoved | None:
+    """Where 1 to FEW_MOVED units moved (`totals`: each unit's sum of deltas; `sizes`: cases per
+    cluster, None for cases), the worst-case bounds on the mean Δ: at most a share u_down of
+    the units moved down (Clopper-Pearson, one-sided, from the downs seen) and each by at most
+    the whole scale, so Δ >= -u_down (in cases' share, with clusters); likewise upwards. One
+    tiny change among 39 unmoved cases bounded Δ within ±0.0 points by the score test, where
+    40 unmoved cases bound it within ±9 by this rule: a few moves say nothing of how far a
+    case can move."""
+    up = int(np.count_nonzero(totals > SPREAD_TOLERANCE))
+    down = int(np.count_nonzero(totals < -SPREAD_TOLERANCE))
+    if not 1 <= up + down <= FEW_MOVED:
+        return None
+    units = int(totals.size)
+
+    def bounds(level: float) -> Pair:
+        side = 1.0 - (1.0 - level) / 2
+        low = _case_share(binomial_upper(down, units, side), sizes)
+        high = _case_share(binomial_upper(up, units, side), sizes)
+        return -low, high
+
+    return FewMoved(up + down, units, sizes is not None, bounds(0.95), bounds(0.90))
 
 
 def _no_spread(d: np.ndarray, units: int, sizes: np.ndarray | None = None) -> Estimate:
@@ -406,14 +445,22 @@ def estimate(
     """The paired estimate of B - A from per-case values (fractions), by the fitting family.
     `margin`: for a test on random sign patterns, also its p at -margin (Estimate.margin_p)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    d = b - a
     if has_clusters(clusters):
         assert clusters is not None
-        return cluster_estimate(b - a, clusters, rng, margin)
-    if is_binary(a, b) or _some_did_not_move(b - a):
+        est = cluster_estimate(d, clusters, rng, margin)
+        totals, sizes = _cluster_totals(d, clusters)
+        few = few_moved_bounds(totals, sizes) if est.spread else None
+        return replace(est, few_moved=few)
+    if is_binary(a, b):  # every flip moves a whole scale: Tango's test counts unseen ones
         return score_estimate(a, b)
-    if a.size <= SIGN_FLIP_MAX_CASES:
-        return sign_flip_estimate(b - a, rng, margin)
-    return t_estimate(b - a)
+    if _some_did_not_move(d):
+        est = score_estimate(a, b)
+    elif a.size <= SIGN_FLIP_MAX_CASES:
+        est = sign_flip_estimate(d, rng, margin)
+    else:
+        est = t_estimate(d)
+    return replace(est, few_moved=few_moved_bounds(d, None) if est.spread else None)
 
 
 # ---------------------------------------------------------------- one mean (Trends)

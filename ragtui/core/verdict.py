@@ -49,6 +49,21 @@ class ScaleInfo:
     hi: float = 1.0
 
 
+@dataclass(frozen=True)
+class FewMoved:
+    """Only a few independent units moved (`FEW_MOVED` or fewer: cases, or clusters whose
+    total is not 0). Their spread says little of how far a unit can move, so besides the
+    test's intervals, the worst case: each side bounded by the share of units that could have
+    moved that way (Clopper-Pearson, one-sided), every such move as large as the scale allows.
+    "No meaningful change" and the gate's non-inferiority need this bound too."""
+
+    moved: int
+    units: int
+    clustered: bool
+    ci95: tuple[float, float]
+    ci90: tuple[float, float]
+
+
 # ---------------------------------------------------------------- notes
 
 

@@ -39,7 +39,8 @@ GLOSSARY: dict[str, str] = {
     "smaller than the margin",
     "inconclusive": "the CI crosses the margin: more cases are needed to tell (their number "
     "is given)",
-    "too few cases": "no test at this N can decide, or the deltas carry no spread",
+    "too few cases": "no test at this N can decide, the deltas carry no spread, or only "
+    "1-5 cases (clusters) moved and the worst case crosses the margin",
     "(< margin)": "significant, but smaller than the practical margin",
     # figures in the notes
     "5-point rule": "the rule of thumb that reruns of one config differ by less than 5 points; "

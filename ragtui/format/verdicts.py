@@ -9,6 +9,7 @@ from ragtui.core.verdict import (
     Clustered,
     ClusterFieldUnused,
     ErrorCounts,
+    FewMoved,
     IdenticalMetric,
     IdenticalRuns,
     JudgeOnlyFloor,
@@ -142,6 +143,14 @@ def verdict_reason(m: MetricResult, margin: float) -> str:
     if v is Verdict.NO_DATA:
         return "no case scored in both runs"
     if v is Verdict.TOO_FEW:
+        if m.few_moved is not None and m.spread and m.ci90_low is not None:
+            # the test's interval fitted the margin: say so, and what the worst case is
+            return (
+                f"{few_moved_text(m.few_moved)}: the 90% CI "
+                f"{interval(m.ci90_low, m.ci90_high)} is inside {band}, but at worst (each "
+                f"move as large as the scale allows) {interval(*m.few_moved.ci90)}; "
+                "more cases would tell"
+            )
         if m.n and not m.spread and m.delta:
             # a shift of every case alike is what an offset or a rescaled metric gives, not
             # judges grading case by case; its CI is a bound on how many cases could differ
@@ -180,6 +189,12 @@ def verdict_reason(m: MetricResult, margin: float) -> str:
     if m.holm_lost:
         out += f" (p {p_value(m.p)} alone, not after Holm over the metrics)"
     return out
+
+
+def few_moved_text(few: FewMoved) -> str:
+    """ "only 3 of 48 cases moved, too few to show how far cases can move"."""
+    units = plural(few.units, "cluster" if few.clustered else "case")
+    return f"only {few.moved} of {units} moved, too few to show how far cases can move"
 
 
 def errors_pair(m: MetricResult) -> str:
@@ -433,6 +448,12 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
             f"({ch.threshold:.0f})"
             if ch.value is not None and ch.threshold is not None
             else "more errors than the base"
+        ),
+        "few_moved": (
+            f"cannot tell: {few_moved_text(ch.few_moved)}; at worst the 95% CI lower bound is "
+            f"{signed_pts(ch.value)}, not above -{band}"
+            if ch.few_moved is not None
+            else f"cannot tell: at worst the 95% CI lower bound is {signed_pts(ch.value)}"
         ),
         "too_close": (
             f"too close to call: the 95% CI lower bound is above -{band} by random sign-flips, "

@@ -224,6 +224,95 @@ def test_one_broken_case_in_30_leaves_room_on_both_sides() -> None:
     assert est.p == pytest.approx(sps.chi2.sf(1, 1))  # z² = 1: one move, as McNemar's 1 flip
 
 
+# ---------------------------------------------------------------- few units moved
+
+
+def _cp_upper(k: int, n: int, level: float) -> float:
+    """Clopper-Pearson's one-sided upper bound on k of n (scipy's exact binomial interval:
+    its two-sided interval at 1 - 2·(1 - level) has this upper end)."""
+    return sps.binomtest(k, n).proportion_ci(2 * level - 1, method="exact").high
+
+
+def test_one_tiny_change_among_39_unmoved_is_too_few_not_no_change() -> None:
+    """39 cases unmoved and one by a millionth: the score test's CI is ±0.0, inside any margin,
+    which read "no meaningful change" where 40 unmoved cases read "too few cases". A single
+    move says nothing of how far cases move: at worst up to 11% of cases (one seen) could move
+    up by the whole scale, and 7.2% (none seen) down."""
+    a = np.full(40, 0.5)
+    b = a.copy()
+    b[3] += 1e-6
+    m = analyse_metric("m", a, b, rng=np.random.default_rng(0))
+    assert m.verdict is Verdict.TOO_FEW
+    assert m.ci90_low > -0.05 and m.ci90_high < 0.05  # the test's own CI fits the margin
+    few = m.few_moved
+    assert few is not None and (few.moved, few.units, few.clustered) == (1, 40, False)
+    assert few.ci90 == pytest.approx((-_cp_upper(0, 40, 0.95), _cp_upper(1, 40, 0.95)))
+    assert few.ci95 == pytest.approx((-_cp_upper(0, 40, 0.975), _cp_upper(1, 40, 0.975)))
+    assert verdict_reason(m, 0.05).startswith(
+        "only 1 of 40 cases moved, too few to show how far cases can move: the 90% CI"
+    )
+
+
+def test_a_few_moves_among_many_cases_are_still_no_meaningful_change() -> None:
+    """2 of 200 cases down by half a label: even if up to 3.1% of cases could drop by the whole
+    scale (Clopper-Pearson on 2 of 200), the mean moves less than 5 points."""
+    a = np.full(200, 0.5)
+    b = a.copy()
+    b[[7, 90]] = 0.0
+    m = analyse_metric("m", a, b, rng=np.random.default_rng(0))
+    assert m.few_moved is not None
+    assert m.few_moved.ci90 == pytest.approx((-_cp_upper(2, 200, 0.95), _cp_upper(0, 200, 0.95)))
+    assert m.verdict is Verdict.NO_CHANGE
+
+
+def test_six_moved_cases_are_the_tests_own_and_binary_flips_are_tangos() -> None:
+    """From 6 moved units an exact test of their signs can reach p < .05: no worst case. Binary
+    flips each move the whole scale, which Tango's interval already counts."""
+    a = np.full(40, 0.5)
+    b = a.copy()
+    b[:6] += 0.01
+    assert intervals.estimate(a, b, rng=np.random.default_rng(0)).few_moved is None
+    b[5] = 0.5
+    assert intervals.estimate(a, b, rng=np.random.default_rng(0)).few_moved is not None
+    flips = np.zeros(40)
+    assert (
+        intervals.estimate(flips, np.r_[1.0, flips[1:]], rng=np.random.default_rng(0)).few_moved
+        is None
+    )
+
+
+def test_five_cases_that_all_moved_a_little_are_too_few() -> None:
+    """5 cases, each moved by ±0.1 points: the sign-flip CI fits inside ±5 points, but five
+    moves cannot show how far cases move (the worst case is the whole scale)."""
+    a = np.full(5, 0.5)
+    b = a + np.array([0.001, -0.001, 0.0005, 0.001, -0.0005])
+    m = analyse_metric("m", a, b, rng=np.random.default_rng(0))
+    assert m.method is Method.SIGN_FLIP and m.few_moved is not None
+    assert m.few_moved.ci90 == pytest.approx((-_cp_upper(2, 5, 0.95), _cp_upper(3, 5, 0.95)))
+    assert m.verdict is Verdict.TOO_FEW
+
+
+def test_few_moved_clusters_bound_by_the_largest_clusters() -> None:
+    """10 documents (one of 11 questions, nine of 1); one small document moved by 0.2. At
+    worst, the share of documents that could move (Clopper-Pearson on 10 units) is made of the
+    largest ones: the 11-question document first, then single questions."""
+    clusters = np.repeat(np.arange(10), [11] + [1] * 9)
+    a = np.full(20, 0.5)
+    b = a.copy()
+    b[12] += 0.2  # document 2
+    m = analyse_metric("m", a, b, rng=np.random.default_rng(0), clusters=clusters)
+    few = m.few_moved
+    assert few is not None and (few.moved, few.units, few.clustered) == (1, 10, True)
+
+    def share(u: float) -> float:  # of the 20 questions, in the largest u·10 documents
+        docs = u * 10
+        return (11 + max(0.0, docs - 1)) / 20 if docs >= 1 else 11 * docs / 20
+
+    up, down = _cp_upper(1, 10, 0.975), _cp_upper(0, 10, 0.975)
+    assert few.ci95 == pytest.approx((-share(down), share(up)))
+    assert m.verdict is not Verdict.NO_CHANGE
+
+
 # ---------------------------------------------------------------- clusters
 
 
