@@ -3,10 +3,10 @@
 Verdict rules (DESIGN.md §3, issue 11), on the Holm-adjusted p of the estimate's own family:
 1. no paired case: NO_DATA;
 2. the deltas carry no variance (every case moved by the same amount, e.g. all 0), or no test
-   with this many cases (or clusters) could decide anything: TOO_FEW, with the cases needed;
+   with this many cases (or clusters) could decide anything, or only 1-5 units moved and
+   their exact bounds do not fit the margin (Method.FEW_MOVED): TOO_FEW;
 3. adjusted p < .05: IMPROVED / REGRESSED (flagged when the change is smaller than the margin);
-4. the 90% CI inside ±margin, i.e. both one-sided tests of TOST reject at 5%: NO_CHANGE; where
-   only 1-5 units moved, their worst-case bound (FewMoved) must lie inside too, else TOO_FEW;
+4. the 90% CI inside ±margin, i.e. both one-sided tests of TOST reject at 5%: NO_CHANGE;
 5. otherwise INCONCLUSIVE, with the cases needed to detect the margin and to show no change.
 """
 
@@ -52,7 +52,7 @@ class MetricResult:
     holm_lost: bool = False  # p < .05 alone, not after Holm
     fixed: int | None = None  # binary metrics: cases B fixed (A 0 -> B 1)
     moved: int | None = None  # the score test on other scores: cases whose Δ is not 0
-    few_moved: FewMoved | None = None  # 1-5 units moved: worst-case bounds, which TOST needs too
+    few_moved: FewMoved | None = None  # Method.FEW_MOVED: the units that moved each way
     broke: int | None = None
     margin_p: float | None = None  # random sign-flips: the test's p at -margin (intervals)
     only_a: int = 0
@@ -152,10 +152,6 @@ def analyse_metric(
     return decide(result, margin)
 
 
-def _inside(few: FewMoved | None, margin: float) -> bool:
-    return few is None or (-margin < few.ci90[0] and few.ci90[1] < margin)
-
-
 def decide(r: MetricResult, margin: float) -> MetricResult:
     """The verdict rules above, on `r.p_adj`. NOT_COMPARABLE is set by the caller and kept."""
     if r.verdict is Verdict.NOT_COMPARABLE:
@@ -175,10 +171,8 @@ def decide(r: MetricResult, margin: float) -> MetricResult:
     elif r.p_adj is not None and r.p_adj < ALPHA and r.delta != 0:
         verdict = Verdict.IMPROVED if r.delta > 0 else Verdict.REGRESSED
         below = abs(r.delta) < margin
-    elif inside and _inside(r.few_moved, margin):
+    elif inside:
         verdict = Verdict.NO_CHANGE
-    elif inside:  # the test's CI fits, but a few moves cannot show how far cases move
-        verdict = Verdict.TOO_FEW
     else:
         verdict = Verdict.INCONCLUSIVE
         holm_lost = r.p is not None and r.p < ALPHA and r.delta != 0

@@ -321,7 +321,7 @@ class Builder:
                 **counts,
             )
         )
-        if r.spread and r.n >= 2:
+        if r.spread and r.n >= 2 and r.se is not None:  # (a few moves plan nothing: no SE)
             b = noise_budget(m, rep.b - rep.a, sides, self.margin, se=r.se, mde=r.mde)
             if b is not None:
                 out.budget.append(b)

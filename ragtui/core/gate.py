@@ -4,8 +4,8 @@ Per metric, first failure wins:
 - not comparable (scales differ), no usable candidate score, fewer shared cases than the
   minimum, more errors or parse failures in the candidate than in the base: FAIL;
 - a significant regression (Holm-adjusted): FAIL;
-- the 95% CI's lower bound above -margin (B shown non-inferior, one-sided 2.5%): PASS; where
-  only 1-5 units moved, their worst-case lower bound too (intervals.few_moved_bounds);
+- the 95% CI's lower bound above -margin (B shown non-inferior, one-sided 2.5%): PASS (where
+  only 1-5 units moved, that bound is the exact one of intervals.few_moved_estimate);
 - otherwise UNDECIDED, with the cases that non-inferiority would need.
 Floors (`--min METRIC=VALUE`) fail when the candidate's mean is below them or it has none.
 New failures (`--no-new-failures`): a case that passed in every baseline rerun and fails in
@@ -135,13 +135,11 @@ def _metric_check(m, margin: float, min_cases: int) -> GateCheck:  # m: MetricRe
             # random sign patterns put the bound above the margin, but the test's p there is
             # within its own Monte Carlo error of .05: another seed could put it below
             return GateCheck(m.metric, Outcome.UNDECIDED, "too_close", m.margin_p, ALPHA)
-        few = m.few_moved
-        if few is not None and few.ci95[0] <= -margin:
-            # the test's bound clears the margin, but 1-5 moves cannot show how far cases move
-            return GateCheck(
-                m.metric, Outcome.UNDECIDED, "few_moved", few.ci95[0], -margin, None, few
-            )
         return GateCheck(m.metric, Outcome.PASSED, "non_inferior", m.ci_low, -margin)
+    if m.few_moved is not None:  # 1-5 moves: their exact bound, which more cases would narrow
+        return GateCheck(
+            m.metric, Outcome.UNDECIDED, "few_moved", m.ci_low, -margin, None, m.few_moved
+        )
     return GateCheck(
         m.metric,
         Outcome.UNDECIDED,

@@ -71,7 +71,7 @@ class Estimate:
     # estimate (± MARGIN_P_ERROR): a bound that close to the margin is not known to be above it
     margin_p: float | None = None
     moved: int | None = None  # the tilted score test: cases whose Δ is not 0
-    few_moved: FewMoved | None = None  # 1 to FEW_MOVED units moved: the worst-case bounds
+    few_moved: FewMoved | None = None  # Method.FEW_MOVED: the units that moved each way
 
 
 # three standard errors of a p near .05 estimated from SIGN_FLIPS random patterns
@@ -109,14 +109,20 @@ def _case_share(u: float, sizes: np.ndarray | None) -> float:
     return min(1.0, float(covered) / float(largest.sum()))
 
 
-def few_moved_bounds(totals: np.ndarray, sizes: np.ndarray | None) -> FewMoved | None:
+def few_moved_estimate(
+    d: np.ndarray, totals: np.ndarray, sizes: np.ndarray | None
+) -> Estimate | None:
     """Where 1 to FEW_MOVED units moved (`totals`: each unit's sum of deltas; `sizes`: cases per
-    cluster, None for cases), the worst-case bounds on the mean Δ: at most a share u_down of
-    the units moved down (Clopper-Pearson, one-sided, from the downs seen) and each by at most
-    the whole scale, so Δ >= -u_down (in cases' share, with clusters); likewise upwards. One
-    tiny change among 39 unmoved cases bounded Δ within ±0.0 points by the score test, where
-    40 unmoved cases bound it within ±9 by this rule: a few moves say nothing of how far a
-    case can move."""
+    cluster, None for cases): exact bounds and the sign test, None otherwise.
+
+    A few moves say nothing of how far a case can move: one tiny change among 39 unmoved
+    cases gave the score test a CI of ±0.0 ("no meaningful change") where 40 unmoved cases
+    gave ±9 points, and 4 moves one way gave p = .046 ("improved"), where the exact sign test
+    of 4 says .125. So, as for no moves at all: at most a share u_down of the units moved down
+    (Clopper-Pearson, one-sided, from the downs seen), each by at most the whole scale, so
+    Δ >= -u_down (in cases, the largest clusters first); likewise upwards. The bounds always
+    hold 0, as the exact sign test of the moves' signs (p >= .0625 for 5 or fewer) agrees: a
+    verdict of no meaningful change where the bounds fit the margin, else too few cases."""
     up = int(np.count_nonzero(totals > SPREAD_TOLERANCE))
     down = int(np.count_nonzero(totals < -SPREAD_TOLERANCE))
     if not 1 <= up + down <= FEW_MOVED:
@@ -129,7 +135,30 @@ def few_moved_bounds(totals: np.ndarray, sizes: np.ndarray | None) -> FewMoved |
         high = _case_share(binomial_upper(up, units, side), sizes)
         return -low, high
 
-    return FewMoved(up + down, units, sizes is not None, bounds(0.95), bounds(0.90))
+    ci90 = bounds(0.90)
+    return Estimate(
+        method=Method.FEW_MOVED,
+        n=int(d.size),
+        units=units,
+        delta=float(d.mean()),
+        se=None,  # the spread of a few moves plans nothing: no MDE, power or cases needed
+        df=None,
+        ci95=bounds(0.95),
+        ci90=ci90,
+        p=_sign_test_p(up, down),
+        spread=True,
+        can_detect=False,
+        tightest=max(-ci90[0], ci90[1]),  # "no meaningful change" exactly where these fit
+        moved=int(np.count_nonzero(np.abs(d) > SPREAD_TOLERANCE)),
+        few_moved=FewMoved(up, down, units, sizes is not None),
+    )
+
+
+def _sign_test_p(up: int, down: int) -> float:
+    """The exact two-sided sign test of `up` moves against `down`."""
+    k, most = up + down, max(up, down)
+    tail = sum(math.comb(k, i) for i in range(most, k + 1)) / 2.0**k
+    return min(1.0, 2.0 * tail)
 
 
 def _no_spread(d: np.ndarray, units: int, sizes: np.ndarray | None = None) -> Estimate:
@@ -427,6 +456,11 @@ def _some_did_not_move(d: np.ndarray) -> bool:
     return bool(zero.any() and not zero.all())
 
 
+def _moved(d: np.ndarray) -> bool:
+    """The deltas have spread: not all equal (all 0 or one shift: the exact no-spread bound)."""
+    return d.size >= 2 and bool(np.ptp(d) > SPREAD_TOLERANCE)
+
+
 def has_clusters(clusters: np.ndarray | None) -> bool:
     """Clusters matter when some cluster holds more than one case."""
     if clusters is None or clusters.size == 0:
@@ -448,19 +482,22 @@ def estimate(
     d = b - a
     if has_clusters(clusters):
         assert clusters is not None
-        est = cluster_estimate(d, clusters, rng, margin)
         totals, sizes = _cluster_totals(d, clusters)
-        few = few_moved_bounds(totals, sizes) if est.spread else None
-        return replace(est, few_moved=few)
+        if _moved(d):
+            few = few_moved_estimate(d, totals, sizes)
+            if few is not None:
+                return few
+        return cluster_estimate(d, clusters, rng, margin)
     if is_binary(a, b):  # every flip moves a whole scale: Tango's test counts unseen ones
         return score_estimate(a, b)
+    few = few_moved_estimate(d, d, None) if _moved(d) else None
+    if few is not None:
+        return few
     if _some_did_not_move(d):
-        est = score_estimate(a, b)
-    elif a.size <= SIGN_FLIP_MAX_CASES:
-        est = sign_flip_estimate(d, rng, margin)
-    else:
-        est = t_estimate(d)
-    return replace(est, few_moved=few_moved_bounds(d, None) if est.spread else None)
+        return score_estimate(a, b)
+    if a.size <= SIGN_FLIP_MAX_CASES:
+        return sign_flip_estimate(d, rng, margin)
+    return t_estimate(d)
 
 
 # ---------------------------------------------------------------- one mean (Trends)

@@ -37,6 +37,7 @@ class Method(StrEnum):
     CLUSTER_T = "cluster_t"  # many clusters: cluster-robust SE with t(G - 1)
     CLUSTER_SCORE = "cluster_score"  # some clusters unmoved: the score test on cluster totals
     NO_SPREAD = "no_spread"  # every delta equal: an exact bound on how many cases could differ
+    FEW_MOVED = "few_moved"  # 1-5 units moved: exact worst-case bounds, the sign test's p
     NONE = "none"
 
 
@@ -51,17 +52,17 @@ class ScaleInfo:
 
 @dataclass(frozen=True)
 class FewMoved:
-    """Only a few independent units moved (`FEW_MOVED` or fewer: cases, or clusters whose
-    total is not 0). Their spread says little of how far a unit can move, so besides the
-    test's intervals, the worst case: each side bounded by the share of units that could have
-    moved that way (Clopper-Pearson, one-sided), every such move as large as the scale allows.
-    "No meaningful change" and the gate's non-inferiority need this bound too."""
+    """Only a few independent units moved (1 to 5: cases, or clusters whose total is not 0):
+    how many moved each way, of how many units (Method.FEW_MOVED)."""
 
-    moved: int
+    up: int
+    down: int
     units: int
     clustered: bool
-    ci95: tuple[float, float]
-    ci90: tuple[float, float]
+
+    @property
+    def moved(self) -> int:
+        return self.up + self.down
 
 
 # ---------------------------------------------------------------- notes

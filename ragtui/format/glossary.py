@@ -39,8 +39,8 @@ GLOSSARY: dict[str, str] = {
     "smaller than the margin",
     "inconclusive": "the CI crosses the margin: more cases are needed to tell (their number "
     "is given)",
-    "too few cases": "no test at this N can decide, the deltas carry no spread, or only "
-    "1-5 cases (clusters) moved and the worst case crosses the margin",
+    "too few cases": "no test at this N can decide, the deltas carry no spread, or only 1-5 "
+    "cases (clusters) moved and their exact bounds cross the margin",
     "(< margin)": "significant, but smaller than the practical margin",
     # figures in the notes
     "5-point rule": "the rule of thumb that reruns of one config differ by less than 5 points; "
@@ -90,6 +90,7 @@ GLOSSARY.update(
         "score": "method: binary scores, Tango's score interval and McNemar's test on the cases that flipped; where some cases did not move at all, a score test whose variance comes from the changes seen and their mirror images",
         "by cluster": "method: cases grouped by cluster (e.g. source document) are tested together, a cluster's total one unit",
         "no spread": "method: every difference is equal; an exact bound on how many cases could differ",
+        "few moved": "method: only 1-5 cases (clusters) moved, too few to test; exact bounds, each side the share of cases that could have moved that way times the whole scale, and the sign test",
         "Holm": "Holm's step-down adjustment of p-values for testing several metrics at once",
         "power": "the chance of detecting a change as large as the margin with this many cases",
         "margin": "the practical margin in points (default 5): smaller changes do not matter",

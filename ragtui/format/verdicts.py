@@ -54,6 +54,7 @@ _METHODS = {
     Method.CLUSTER_T: "cluster-robust t",
     Method.CLUSTER_SCORE: "score test by cluster",
     Method.NO_SPREAD: "exact bound (no spread)",
+    Method.FEW_MOVED: "exact bound",
     Method.NONE: "—",
 }
 
@@ -97,6 +98,10 @@ def method_name(m: MetricResult) -> str:
         return f"{name} ({m.units} clusters)"
     if m.method is Method.CLUSTER_SCORE:
         return f"{name} ({m.units} clusters, {m.moved} of {m.n} cases moved)"
+    if m.method is Method.FEW_MOVED and m.few_moved is not None:
+        few = m.few_moved
+        units = plural(few.units, "cluster total" if few.clustered else "case")
+        return f"{name}, {few.moved} of {units} moved, sign test"
     if m.method is Method.SCORE and m.moved is not None:  # not binary: cases that stayed put
         return f"score test, {m.moved} of {m.n} cases moved"
     return name
@@ -110,6 +115,7 @@ _SHORT_METHODS = {
     Method.CLUSTER_T: "by cluster",
     Method.CLUSTER_SCORE: "by cluster",
     Method.NO_SPREAD: "no spread",
+    Method.FEW_MOVED: "few moved",
     Method.NONE: "—",
 }
 
@@ -143,13 +149,11 @@ def verdict_reason(m: MetricResult, margin: float) -> str:
     if v is Verdict.NO_DATA:
         return "no case scored in both runs"
     if v is Verdict.TOO_FEW:
-        if m.few_moved is not None and m.spread and m.ci90_low is not None:
-            # the test's interval fitted the margin: say so, and what the worst case is
+        if m.few_moved is not None:
             return (
-                f"{few_moved_text(m.few_moved)}: the 90% CI "
-                f"{interval(m.ci90_low, m.ci90_high)} is inside {band}, but at worst (each "
-                f"move as large as the scale allows) {interval(*m.few_moved.ci90)}; "
-                "more cases would tell"
+                f"{few_moved_text(m.few_moved)}: with as many moves as these allow, each as far "
+                f"as the scale allows, the 90% bound is {interval(m.ci90_low, m.ci90_high)}, "
+                f"not inside {band}; more cases would tell"
             )
         if m.n and not m.spread and m.delta:
             # a shift of every case alike is what an offset or a rescaled metric gives, not
@@ -192,9 +196,11 @@ def verdict_reason(m: MetricResult, margin: float) -> str:
 
 
 def few_moved_text(few: FewMoved) -> str:
-    """ "only 3 of 48 cases moved, too few to show how far cases can move"."""
-    units = plural(few.units, "cluster" if few.clustered else "case")
-    return f"only {few.moved} of {units} moved, too few to show how far cases can move"
+    """ "only 3 of 48 cases moved, too few to test" (clusters: their totals, since cases may
+    cancel out within one)."""
+    units = plural(few.units, "cluster total" if few.clustered else "case")
+    only = "" if few.moved == few.units else "only "
+    return f"{only}{few.moved} of {units} moved, too few to test"
 
 
 def errors_pair(m: MetricResult) -> str:
@@ -422,7 +428,9 @@ def agreement_text(g: Agreement) -> str:
 
 def gate_metric_line(m: MetricResult, margin: float) -> str:
     reason, method = verdict_reason(m, margin), method_name(m)
-    named = "" if method in reason else f" ({method})"  # the test named once, as on screen
+    # the test named once, as on screen (a few moves: the reason says what was done)
+    said = method in reason or (m.few_moved is not None and few_moved_text(m.few_moved) in reason)
+    named = "" if said else f" ({method})"
     return (
         f"{m.metric}: {signed_pts(m.delta)} points, 95% CI {interval(m.ci_low, m.ci_high)}"
         f"{named}, {verdict_label(m)} — {reason}"
@@ -450,10 +458,10 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
             else "more errors than the base"
         ),
         "few_moved": (
-            f"cannot tell: {few_moved_text(ch.few_moved)}; at worst the 95% CI lower bound is "
+            f"cannot tell: {few_moved_text(ch.few_moved)}; the exact 95% CI lower bound is "
             f"{signed_pts(ch.value)}, not above -{band}"
             if ch.few_moved is not None
-            else f"cannot tell: at worst the 95% CI lower bound is {signed_pts(ch.value)}"
+            else f"cannot tell: the exact 95% CI lower bound is {signed_pts(ch.value)}"
         ),
         "too_close": (
             f"too close to call: the 95% CI lower bound is above -{band} by random sign-flips, "

@@ -518,8 +518,8 @@ def test_the_seed_line_says_whether_any_test_drew_at_random(run_writer) -> None:
 def test_an_inconclusive_change_past_the_margin_offers_no_cases_to_show_no_change() -> None:
     """8 cases, Δ -18.75 points against a 5-point margin: more cases could detect it, but none
     would show no change if that is the change, and the reason says so."""
-    a = np.array([1.0, 1.0, 1.0, 0.5, 0.0, 1.0, 1.0, 0.0])
-    b = np.array([0.0, 0.0, 0.5, 0.5, 0.0, 1.0, 1.0, 1.0])
+    a = np.array([1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.5, 0.0])
+    b = np.array([0.0, 0.0, 0.5, 0.5, 0.5, 0.5, 1.0, 1.0])  # every case moved
     m = analyse_metric("m", a, b, rng=np.random.default_rng(0))
     assert m.verdict is Verdict.INCONCLUSIVE and m.delta == pytest.approx(-0.1875)
     assert m.n_no_change is None and m.n_detect is not None
@@ -712,15 +712,16 @@ def test_samples_pure_noise_change_shows_no_meaningful_change(sample_store: Stor
     assert verdicts == {
         "answer_relevance": Verdict.NO_CHANGE,
         "faithfulness": Verdict.NO_CHANGE,
-        # a handful of clusters moved, by hundredths: their CI fits the margin, but so few
-        # moves cannot show how far cases move (40 unmoved clusters would be too few too)
+        # a handful of the 30 clusters moved, by hundredths: too few moves to test, or to show
+        # how far cases move (their exact bounds reach well past the margin)
         "context_precision": Verdict.TOO_FEW,
         "context_recall": Verdict.TOO_FEW,
     }
     for name in ("context_precision", "context_recall"):
         m = c.metric(name)
-        assert m.few_moved is not None and m.few_moved.clustered, m
-        assert m.ci90_low > -0.05 and m.ci90_high < 0.05, m  # type: ignore[operator]
+        assert m.method is Method.FEW_MOVED and m.few_moved is not None, m
+        assert m.few_moved.clustered and m.few_moved.units == 30 and m.few_moved.moved <= 5
+        assert m.ci90_low < -0.05 and m.ci90_high > 0.05, m  # type: ignore[operator]
 
 
 def test_samples_baseline_reruns_give_a_noise_floor(sample_store: Store) -> None:

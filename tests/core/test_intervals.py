@@ -15,7 +15,7 @@ from scipy import stats as sps
 from ragtui.core import intervals
 from ragtui.core.analysis import analyse_metric
 from ragtui.core.score_test import TangoTest, TiltedTest
-from ragtui.core.verdict import Method, Verdict
+from ragtui.core.verdict import FewMoved, Method, Verdict
 from ragtui.format.verdicts import verdict_reason
 from tests.core.score_reference import tilted_score_stat, trinomial_score_stat
 
@@ -140,9 +140,9 @@ def test_binary_pairs_take_the_score_family() -> None:
 @pytest.mark.parametrize(
     "d",
     [
-        [-0.5] + [0.0] * 29,  # one case of 30 broke by half a label
-        [-0.25, -0.25, 0.25, -0.5] + [0.0] * 16,  # 1-5 scale steps
-        [0.3, -0.1, 0.05, 0.2] + [0.0] * 8,  # continuous scores, 8 cached
+        [-0.5] * 5 + [0.5] + [0.0] * 24,  # 5 cases of 30 broke by half a label, one gained
+        [-0.25, -0.25, 0.25, -0.5, -0.25, 0.5] + [0.0] * 14,  # 1-5 scale steps
+        [0.3, -0.1, 0.05, 0.2, 0.15, -0.05] + [0.0] * 6,  # continuous scores, 6 cached
     ],
 )
 def test_score_test_bounds_match_scipy(d: list[float]) -> None:
@@ -160,10 +160,21 @@ def test_score_test_bounds_match_scipy(d: list[float]) -> None:
 
 
 def test_clusters_with_unmoved_ones_take_the_score_test_on_totals() -> None:
-    """12 documents of 3 questions; 7 documents unmoved: the score test on cluster totals,
+    """12 documents of 3 questions; 6 documents unmoved: the score test on cluster totals,
     its bounds where scipy's statistic on the totals reaches ±z."""
     d = np.zeros(36)
-    d[[0, 1, 4, 9, 10, 11, 14, 15, 16]] = [-0.5, -0.5, -1.0, 0.5, -0.5, -0.5, 0.25, -0.25, -0.5]
+    d[[0, 1, 4, 9, 10, 11, 14, 15, 16, 20]] = [
+        -0.5,
+        -0.5,
+        -1,
+        0.5,
+        -0.5,
+        -0.5,
+        0.25,
+        -0.25,
+        -0.5,
+        0.5,
+    ]
     clusters = np.repeat(np.arange(12), 3)
     est = intervals.estimate(
         np.full(36, 0.5), 0.5 + d, rng=np.random.default_rng(0), clusters=clusters
@@ -214,14 +225,15 @@ def test_one_broken_case_in_30_leaves_room_on_both_sides() -> None:
     """29 cases unchanged and one down by half a label: the mean fell 1.7 points, and a 10%
     breakage rate (-5 points) gives one broken case in 30 often (P = 14%), as does no change at
     all. The interval holds both; the t-interval said [-4.5, +1.2] at 90%, inside ±5 points,
-    which read as "no meaningful change"; sign-flips said the change could not be positive."""
+    which read as "no meaningful change"; sign-flips said the change could not be positive.
+    (One move is too few to test: exact bounds, and the sign test of one move, p = 1.)"""
     a = np.full(30, 0.5)
     b = a.copy()
     b[0] = 0.0
     est = intervals.estimate(a, b, rng=np.random.default_rng(0))
     assert est.ci90[0] < -0.05 and est.ci90[1] > 0.0
     assert est.ci95[0] < -0.05 and est.ci95[1] > 0.0
-    assert est.p == pytest.approx(sps.chi2.sf(1, 1))  # z² = 1: one move, as McNemar's 1 flip
+    assert est.p == pytest.approx(1.0)
 
 
 # ---------------------------------------------------------------- few units moved
@@ -234,23 +246,25 @@ def _cp_upper(k: int, n: int, level: float) -> float:
 
 
 def test_one_tiny_change_among_39_unmoved_is_too_few_not_no_change() -> None:
-    """39 cases unmoved and one by a millionth: the score test's CI is ±0.0, inside any margin,
-    which read "no meaningful change" where 40 unmoved cases read "too few cases". A single
-    move says nothing of how far cases move: at worst up to 11% of cases (one seen) could move
-    up by the whole scale, and 7.2% (none seen) down."""
+    """39 cases unmoved and one by a millionth: the score test's CI was ±0.0, inside any
+    margin ("no meaningful change"), where 40 unmoved cases read "too few cases". A single
+    move says nothing of how far cases move: up to 11% of cases (one seen) could move up by the
+    whole scale, and 7.2% (none seen) down."""
     a = np.full(40, 0.5)
     b = a.copy()
     b[3] += 1e-6
     m = analyse_metric("m", a, b, rng=np.random.default_rng(0))
-    assert m.verdict is Verdict.TOO_FEW
-    assert m.ci90_low > -0.05 and m.ci90_high < 0.05  # the test's own CI fits the margin
-    few = m.few_moved
-    assert few is not None and (few.moved, few.units, few.clustered) == (1, 40, False)
-    assert few.ci90 == pytest.approx((-_cp_upper(0, 40, 0.95), _cp_upper(1, 40, 0.95)))
-    assert few.ci95 == pytest.approx((-_cp_upper(0, 40, 0.975), _cp_upper(1, 40, 0.975)))
-    assert verdict_reason(m, 0.05).startswith(
-        "only 1 of 40 cases moved, too few to show how far cases can move: the 90% CI"
+    assert m.method is Method.FEW_MOVED and m.verdict is Verdict.TOO_FEW
+    assert m.few_moved == FewMoved(up=1, down=0, units=40, clustered=False)
+    assert (m.ci90_low, m.ci90_high) == pytest.approx(
+        (-_cp_upper(0, 40, 0.95), _cp_upper(1, 40, 0.95))
     )
+    assert (m.ci_low, m.ci_high) == pytest.approx(
+        (-_cp_upper(0, 40, 0.975), _cp_upper(1, 40, 0.975))
+    )
+    assert m.p == pytest.approx(sps.binomtest(1, 1).pvalue)
+    assert m.mde is None and m.n_detect is None  # a single move plans nothing
+    assert verdict_reason(m, 0.05).startswith("only 1 of 40 cases moved, too few to test: ")
 
 
 def test_a_few_moves_among_many_cases_are_still_no_meaningful_change() -> None:
@@ -260,36 +274,52 @@ def test_a_few_moves_among_many_cases_are_still_no_meaningful_change() -> None:
     b = a.copy()
     b[[7, 90]] = 0.0
     m = analyse_metric("m", a, b, rng=np.random.default_rng(0))
-    assert m.few_moved is not None
-    assert m.few_moved.ci90 == pytest.approx((-_cp_upper(2, 200, 0.95), _cp_upper(0, 200, 0.95)))
+    assert m.method is Method.FEW_MOVED
+    assert (m.ci90_low, m.ci90_high) == pytest.approx(
+        (-_cp_upper(2, 200, 0.95), _cp_upper(0, 200, 0.95))
+    )
     assert m.verdict is Verdict.NO_CHANGE
 
 
+def test_four_moves_one_way_are_not_a_change() -> None:
+    """4 of 30 cases up by a point: the score test said z = √4, p = .046, "improved"; the exact
+    sign test of 4 moves says .125, and no 5 or fewer moves reach .05."""
+    a = np.full(30, 0.5)
+    b = a.copy()
+    b[:4] += 0.01
+    m = analyse_metric("m", a, b, rng=np.random.default_rng(0))
+    assert m.method is Method.FEW_MOVED and m.p == pytest.approx(sps.binomtest(4, 4).pvalue)
+    assert m.verdict is Verdict.TOO_FEW
+    assert m.ci_low < 0.0 < m.ci_high  # type: ignore[operator]
+
+
 def test_six_moved_cases_are_the_tests_own_and_binary_flips_are_tangos() -> None:
-    """From 6 moved units an exact test of their signs can reach p < .05: no worst case. Binary
-    flips each move the whole scale, which Tango's interval already counts."""
+    """From 6 moved units an exact test of their signs can reach p < .05: the score test.
+    Binary flips each move the whole scale, which Tango's interval already counts."""
     a = np.full(40, 0.5)
     b = a.copy()
     b[:6] += 0.01
-    assert intervals.estimate(a, b, rng=np.random.default_rng(0)).few_moved is None
+    assert intervals.estimate(a, b, rng=np.random.default_rng(0)).method is Method.SCORE
     b[5] = 0.5
-    assert intervals.estimate(a, b, rng=np.random.default_rng(0)).few_moved is not None
+    assert intervals.estimate(a, b, rng=np.random.default_rng(0)).method is Method.FEW_MOVED
     flips = np.zeros(40)
-    assert (
-        intervals.estimate(flips, np.r_[1.0, flips[1:]], rng=np.random.default_rng(0)).few_moved
-        is None
-    )
+    one_flip = intervals.estimate(flips, np.r_[1.0, flips[1:]], rng=np.random.default_rng(0))
+    assert one_flip.method is Method.SCORE
 
 
 def test_five_cases_that_all_moved_a_little_are_too_few() -> None:
-    """5 cases, each moved by ±0.1 points: the sign-flip CI fits inside ±5 points, but five
-    moves cannot show how far cases move (the worst case is the whole scale)."""
+    """5 cases, each moved by a tenth of a point or less: the sign-flip CI (mid-p) fitted
+    inside ±5 points, but five moves cannot show how far cases move."""
     a = np.full(5, 0.5)
     b = a + np.array([0.001, -0.001, 0.0005, 0.001, -0.0005])
     m = analyse_metric("m", a, b, rng=np.random.default_rng(0))
-    assert m.method is Method.SIGN_FLIP and m.few_moved is not None
-    assert m.few_moved.ci90 == pytest.approx((-_cp_upper(2, 5, 0.95), _cp_upper(3, 5, 0.95)))
+    assert m.method is Method.FEW_MOVED
+    assert m.few_moved == FewMoved(up=3, down=2, units=5, clustered=False)
+    assert (m.ci90_low, m.ci90_high) == pytest.approx(
+        (-_cp_upper(2, 5, 0.95), _cp_upper(3, 5, 0.95))
+    )
     assert m.verdict is Verdict.TOO_FEW
+    assert verdict_reason(m, 0.05).startswith("5 of 5 cases moved, too few to test: ")
 
 
 def test_few_moved_clusters_bound_by_the_largest_clusters() -> None:
@@ -301,16 +331,16 @@ def test_few_moved_clusters_bound_by_the_largest_clusters() -> None:
     b = a.copy()
     b[12] += 0.2  # document 2
     m = analyse_metric("m", a, b, rng=np.random.default_rng(0), clusters=clusters)
-    few = m.few_moved
-    assert few is not None and (few.moved, few.units, few.clustered) == (1, 10, True)
+    assert m.few_moved == FewMoved(up=1, down=0, units=10, clustered=True)
 
     def share(u: float) -> float:  # of the 20 questions, in the largest u·10 documents
         docs = u * 10
         return (11 + max(0.0, docs - 1)) / 20 if docs >= 1 else 11 * docs / 20
 
     up, down = _cp_upper(1, 10, 0.975), _cp_upper(0, 10, 0.975)
-    assert few.ci95 == pytest.approx((-share(down), share(up)))
-    assert m.verdict is not Verdict.NO_CHANGE
+    assert (m.ci_low, m.ci_high) == pytest.approx((-share(down), share(up)))
+    assert m.verdict is Verdict.TOO_FEW
+    assert verdict_reason(m, 0.05).startswith("only 1 of 10 cluster totals moved, too few to test")
 
 
 # ---------------------------------------------------------------- clusters
@@ -355,10 +385,13 @@ def test_cluster_sign_flip_p_and_interval_by_brute_force() -> None:
 
 
 def test_few_clusters_cannot_decide() -> None:
-    a, b, clusters = _clustered(4, 5, 4)  # 2/2^5 = .0625: no test by cluster reaches .05
-    est = intervals.estimate(a, b, rng=np.random.default_rng(0), clusters=clusters)
-    assert not est.can_detect and est.ci95 is None
-    assert est.ci90 is not None  # .0625 < .10: the 90% interval exists
+    """5 clusters, all moved: 2/2^5 = .0625, no test by cluster reaches .05; the exact bounds
+    of a few moves (the share of 5 clusters that could move each way: most of them)."""
+    a, b, clusters = _clustered(4, 5, 4)
+    m = analyse_metric("m", a, b, rng=np.random.default_rng(0), clusters=clusters)
+    assert m.method is Method.FEW_MOVED and not m.can_detect
+    assert m.verdict is Verdict.TOO_FEW and m.p is not None and m.p >= 0.0625
+    assert m.ci_low < -0.5 and m.ci_high > 0.5  # type: ignore[operator]
 
 
 def test_many_clusters_use_random_sign_flips_seeded() -> None:
