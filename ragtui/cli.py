@@ -7,6 +7,7 @@ command imports just what it needs (scipy only for the ones that compute statist
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,26 @@ class LazyGroup(click.Group):
         if first and first not in COMMANDS and not first.startswith("-") and Path(first).is_dir():
             args = ["open", *args]
         return super().parse_args(ctx, args)
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        """As click's, but a usage error (an unknown option, a bad value) is one line on stderr
+        naming the command's --help, as every other error is, instead of click's usage block."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.UsageError as err:
+            where = err.ctx.command_path if err.ctx is not None else "ragtui"
+            message = err.format_message().rstrip(".")
+            click.echo(f"Error: {message} (see {where} --help)", err=True)
+            sys.exit(err.exit_code)
+        except click.ClickException as err:
+            err.show()
+            sys.exit(err.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         from ragtui.core.errors import RagtuiError

@@ -194,7 +194,12 @@ def parse_config(
     command, timeout = base.rerun_command, base.rerun_timeout
     if trusted:
         judges_table = _table(data, "judges", path, "judges")
-        judges.update({name: _judge(name, value, path) for name, value in judges_table.items()})
+        judges.update(
+            {
+                name: _judge(name, value, path, judges.get(name))
+                for name, value in judges_table.items()
+            }
+        )
         rerun = _table(data, "rerun", path, "rerun")
         _only(rerun, {"command", "timeout"}, path, "rerun")
         if "command" in rerun:
@@ -265,7 +270,10 @@ _JUDGE_KEYS = {
 }
 
 
-def _judge(name: str, value: Any, path: Path) -> JudgeConfig:
+def _judge(name: str, value: Any, path: Path, earlier: JudgeConfig | None = None) -> JudgeConfig:
+    """A judge from its table; over an `earlier` file's judge of that name, key by key. A new
+    url drops the earlier key variable, user and password: credentials go to the server they
+    were set for, never on to another that a later file names."""
     where = f"judges.{name}"
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: {where}: expected a table [{where}], found {value!r}")
@@ -276,6 +284,14 @@ def _judge(name: str, value: Any, path: Path) -> JudgeConfig:
         )
     _only(value, _JUDGE_KEYS, path, where)
     fields: dict[str, Any] = {"name": name, "source": str(path)}
+    if earlier is not None:
+        kept = {k: getattr(earlier, k) for k in _JUDGE_KEYS if k not in value}
+        if "url" in value:
+            kept.pop("api_key_env", None)
+        else:
+            kept |= {"username": earlier.username, "password": earlier.password}
+        value = {**kept, **value}
+        fields |= {k: value.pop(k) for k in ("username", "password") if k in value}
     for key in ("provider", "url", "model"):
         item = value.get(key)
         if not isinstance(item, str) or not item.strip():

@@ -176,10 +176,17 @@ def import_command(
     if not paths:
         raise click.UsageError("no FILE given")
     paths = _expand_folders(paths)
+    mapping = _pairs((*maps, *extra_maps), "--map", several=True)
+    for key in mapping:
+        if not _is_map_key(key):  # bad input for every file: say it once, before any is read
+            raise click.BadParameter(
+                f"{key}=...: unknown field; use {', '.join(FIELDS)} or score:METRIC",
+                param_hint="--map",
+            )
     options = ImportOptions(
         name=name,
         overrides=_pairs(sets, "--set", several=False),
-        mapping=_pairs((*maps, *extra_maps), "--map", several=True),
+        mapping=mapping,
         traces=traces,
         scales=_scales(scale_args),
         date=date,

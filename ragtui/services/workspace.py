@@ -79,7 +79,7 @@ class Workspace:
     def require_config(self) -> Config:
         """The configuration, for workflows that cannot run on defaults (judges, reruns)."""
         if self.config_error:
-            raise RagtuiError(self.config_error.removesuffix("; using the defaults"))
+            raise InputError(self.config_error.removesuffix("; using the defaults"))
         return self.config
 
     def close(self) -> None:

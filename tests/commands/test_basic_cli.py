@@ -64,6 +64,42 @@ def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
         assert len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
+def test_bad_options_and_values_are_one_line_naming_the_help(
+    tmp_path: Path, user_config: Path
+) -> None:
+    """An unknown option, a bad value, an unknown command, an unknown --map field and a bad
+    judge setting in the user's ragtui.toml: bad input, exit 2, one line on stderr (click
+    printed a four-line usage block; --map was read per file and exited 1 as a failed import;
+    a bad judge setting exited 1 as a failed judge)."""
+    make_run(tmp_path, "base-1")
+    make_run(tmp_path, "good-1")
+    user_config.write_text(
+        '[judges.j]\nprovider = "ollama"\nurl = "http://127.0.0.1:9"\nmodel = "m"\n'
+        "temperature = 3.0\n"
+    )
+    cases = {
+        ("compare", "base-1", "good-1", str(tmp_path), "--bogus"): "No such option '--bogus'",
+        ("compare", "base-1", "good-1", str(tmp_path), "--margin", "0.05"): "--margin",
+        ("nosuch",): "No such command 'nosuch'",
+        (
+            "import",
+            str(tmp_path / "base-1.ragtui.jsonl"),
+            "--into",
+            str(tmp_path / "x"),
+            "--map",
+            "faithfulness=f",
+        ): "--map: faithfulness=...: unknown field",
+        ("rejudge", "base-1", str(tmp_path), "--judge", "j"): "judges.j.temperature",
+    }
+    for args, says in cases.items():
+        result = CliRunner().invoke(cli, list(args))
+        lines = [x for x in result.stderr.splitlines() if not x.startswith("notice: ")]
+        assert result.exit_code == 2, (args, result.output)
+        assert len(lines) == 1 and lines[0].startswith("Error: ") and says in lines[0], lines
+        if args[0] != "rejudge":  # a usage error names where the options are listed
+            assert lines[0].endswith(" --help)"), lines
+
+
 def test_bad_file_is_reported_on_stderr_and_others_listed(tmp_path: Path) -> None:
     make_run(tmp_path, "good-1")
     (tmp_path / "bad.ragtui.jsonl").write_text('{"ragtui_run": 2}\n')

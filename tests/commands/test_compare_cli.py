@@ -156,9 +156,10 @@ def test_margin_is_in_points_and_comes_from_ragtui_toml(history: RunWriter) -> N
 def test_rerun_values_without_json_is_a_usage_error(history: RunWriter) -> None:
     result = run("compare", "base-0", "small", str(history.folder), "--rerun-values")
     assert result.exit_code == 2 and result.stdout == ""
-    assert result.stderr.strip().splitlines()[-1] == (
-        "Error: --rerun-values adds to the JSON: give --json too"
-    )
+    # one line, as every error, naming where the options are listed
+    assert result.stderr.strip().splitlines() == [
+        "Error: --rerun-values adds to the JSON: give --json too (see cli compare --help)"
+    ]
 
 
 def test_bad_seed_and_unknown_metric_are_usage_errors(history: RunWriter) -> None:

@@ -83,6 +83,42 @@ def test_lookup_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_conf
     )
 
 
+def test_a_later_file_overrides_a_judge_key_by_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_config: Path
+) -> None:
+    """The working directory's ragtui.toml names only another model for the user's judge: the
+    rest is the user's (it was an error: "judges.qwen.provider: expected a string, found
+    None"). A new url drops the key variable and the password: they belong to the old url."""
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    user_config.write_text(
+        "[judges.qwen]\nprovider = 'openai'\nurl = 'http://me:pw@127.0.0.1:9/v1'\n"
+        "model = 'qwen2.5:7b'\napi_key_env = 'MY_KEY'\ntemperature = 0.5\n"
+    )
+    (cwd / "ragtui.toml").write_text("[judges.qwen]\nmodel = 'other:1b'\n")
+    judge = load_config(tmp_path / "runs").judges["qwen"]
+    assert (judge.provider, judge.url, judge.model) == (
+        "openai",
+        "http://127.0.0.1:9/v1",
+        "other:1b",
+    )
+    assert (judge.api_key_env, judge.temperature, judge.username, judge.password) == (
+        "MY_KEY",
+        0.5,
+        "me",
+        "pw",
+    )
+    (cwd / "ragtui.toml").write_text("[judges.qwen]\nurl = 'http://127.0.0.1:8/v1'\n")
+    moved = load_config(tmp_path / "runs").judges["qwen"]
+    assert (moved.url, moved.model, moved.temperature) == (
+        "http://127.0.0.1:8/v1",
+        "qwen2.5:7b",
+        0.5,
+    )
+    assert (moved.api_key_env, moved.username, moved.password) == (None, None, None)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
