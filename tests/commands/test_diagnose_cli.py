@@ -182,3 +182,24 @@ def test_commands_are_listed(folder: str) -> None:
     out = run("--help").stdout
     assert "diagnose" in out and "history" in out and "compare-many" in out
     assert Path(folder).is_dir()
+
+
+def test_the_readme_diagnosis_excerpt_is_what_diagnose_prints(tmp_path: Path) -> None:
+    """Each line of the README's `ragtui diagnose baseline bm25` excerpt is a line the command
+    prints on the demo (a line cut with "…" in the README: its beginning)."""
+    import shutil
+
+    repo = Path(__file__).resolve().parents[2]
+    folder = tmp_path / "sample_runs"
+    shutil.copytree(repo / "sample_runs", folder, ignore=shutil.ignore_patterns(".ragtui*"))
+    text = (repo / "README.md").read_text(encoding="utf-8")
+    start = text.index("$ ragtui diagnose baseline bm25\n") + len(
+        "$ ragtui diagnose baseline bm25\n"
+    )
+    excerpt = text[start : text.index("```", start)].rstrip("\n").splitlines()
+    result = CliRunner().invoke(cli, ["diagnose", "baseline", "bm25", str(folder)])
+    assert result.exit_code == 0, result.output
+    printed = result.stdout.splitlines()
+    for line in excerpt:
+        head = line.removesuffix("…").rstrip(" ·,")
+        assert any(p.startswith(head) for p in printed), (line, printed)
