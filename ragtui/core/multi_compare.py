@@ -34,6 +34,7 @@ class Cell:
     p_adj: float | None  # Holm over every cell of the table
     verdict: str  # a Verdict's value: "improved", "regressed", "inconclusive", ...
     reason: str  # why, in words (ragtui.format.verdict_reason)
+    method: str  # a Method's value, as `compare --json` gives it: "t", "score", "few_moved", ...
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,7 @@ def compare_many(
                 d.p_adj,
                 str(d.verdict),
                 verdict_reason(d, margin),
+                str(d.method),
             )
         )
     return MultiComparison(

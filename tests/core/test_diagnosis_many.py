@@ -68,6 +68,11 @@ def test_holm_over_every_cell_and_verdicts_redecided(store: Store) -> None:
     assert mc.ranked("faithfulness") == ["better", "same", "worse"]
     payload = json.loads(json.dumps(mc.to_json(), allow_nan=False))
     assert payload["adjustment"] == "Holm over all 6 tests"
+    # each cell names its test, as `compare --json` does: 6 moved cases, the score test; 3, too
+    # few to test (exact bounds and the sign test)
+    methods = {(c["candidate"], c["metric"]): c["method"] for c in payload["cells"]}
+    assert methods[("worse", "faithfulness")] == "score"
+    assert methods[("better", "answer_relevance")] == "few_moved"
 
 
 def test_bad_candidate_lists(store: Store) -> None:
