@@ -13,6 +13,12 @@ method family, so a CI that holds 0 never meets a p below .05 (and the reverse).
   (`score_test.TiltedTest`). A lump at 0 and a thin tail is what a change that touches a few
   cases gives; there the t-interval and sign-flips hugged 0 and called a drop of the margin "no
   meaningful change" in 11-15% of simulated runs.
+- only 1 to FEW_MOVED units (cases, or clusters' totals) moved (binary scores without clusters
+  keep Tango's, whose flips each move the whole scale): too few to test or to show how far
+  cases move; exact bounds (the Clopper-Pearson share of units that
+  could have moved each way, times the whole scale) and the exact sign test of the moves
+  (`few_moved_estimate`). The score test read 4 moves one way as p = .046 and one tiny move
+  among 39 unmoved cases as a CI of ±0.0.
 - everything else (labels, 1-5 scales, reruns' means, continuous scores): under 30 cases,
   sign-flips of the deltas (mid-p; exact up to 16 cases) with the CI by inversion — the t-test
   called 6.2% of A/A label pairs at N = 8 a change; from 30 cases, the paired t-interval and
@@ -70,7 +76,7 @@ class Estimate:
     # -margin exactly when this is under .05, and with random patterns this p is itself an
     # estimate (± MARGIN_P_ERROR): a bound that close to the margin is not known to be above it
     margin_p: float | None = None
-    moved: int | None = None  # the tilted score test: cases whose Δ is not 0
+    moved: int | None = None  # the tilted score test and few moved: cases whose Δ is not 0
     few_moved: FewMoved | None = None  # Method.FEW_MOVED: the units that moved each way
 
 
