@@ -56,6 +56,7 @@ CODES = (
     "too_few_shared",
     "more_errors",
     "undecided",
+    "undecided_no_change",
     "floor_held",
     "below_floor",
     "no_floor_scores",
@@ -140,10 +141,13 @@ def _metric_check(m, margin: float, min_cases: int) -> GateCheck:  # m: MetricRe
         return GateCheck(
             m.metric, Outcome.UNDECIDED, "few_moved", m.ci_low, -margin, None, m.few_moved
         )
+    # compare may call it "no meaningful change" (TOST: the 90% CI, 5% a side) where the gate,
+    # asking 97.5% on the downside, cannot pass it: say so, or the two read as a contradiction
+    code = "undecided_no_change" if m.verdict is Verdict.NO_CHANGE else "undecided"
     return GateCheck(
         m.metric,
         Outcome.UNDECIDED,
-        "undecided",
+        code,
         m.ci_low,
         -margin,
         power.n_noninferior(m.sd, margin, m.delta),

@@ -441,6 +441,11 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
     """One gate check: "ok   ", "FAIL " or "???  " and why."""
     band = margin_pts(margin)
     tag = {"passed": "ok   ", "failed": "FAIL ", "undecided": "???  "}[ch.outcome]
+    need = (
+        f"need ~{ch.n_needed:,} cases to show non-inferiority"
+        if ch.n_needed is not None
+        else "the cases non-inferiority needs cannot be estimated from these deltas"
+    )
     texts = {
         "non_inferior": f"shown non-inferior: 95% CI lower bound {signed_pts(ch.value)} > -{band}",
         "regressed": f"regressed by {pts(abs(ch.value or 0.0))} points (significant after Holm)",
@@ -470,12 +475,12 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
         ),
         "undecided": (
             f"cannot tell: 95% CI lower bound {signed_pts(ch.value)} is not above -{band}"
-            " and no significant regression; "
-            + (
-                f"need ~{ch.n_needed:,} cases to show non-inferiority"
-                if ch.n_needed is not None
-                else "the cases non-inferiority needs cannot be estimated from these deltas"
-            )
+            f" and no significant regression; {need}"
+        ),
+        "undecided_no_change": (
+            f"cannot tell: 95% CI lower bound {signed_pts(ch.value)} is not above -{band}, "
+            "though compare calls it no meaningful change (its 90% CI, 5% a side, fits the "
+            f"margin; the gate asks 97.5% on the downside); {need}"
         ),
         "floor_held": f"mean {pts(ch.value)} ≥ floor {pts(ch.threshold)}",
         "below_floor": f"candidate mean {pts(ch.value)} is below the floor {pts(ch.threshold)}",
