@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -227,19 +227,11 @@ class RunFileAppender:
     While open it holds an exclusive advisory lock on the file: readers show the run as in
     progress, and a second batch on the same file is refused. `notices` says what a resume
     repaired (a file left empty or header-less by a crash is replaced).
-
-    `retry`: cases of a resumed file to grade again (a judge that failed some of their grades):
-    taken out of the file at once, by an atomic rewrite, and kept in `retrying`; the batch
-    writes each again, newly graded or as it was. The file never holds a case twice.
     """
 
-    def __init__(
-        self, path: str | Path, run: Run, retry: Callable[[Case], bool] | None = None
-    ) -> None:
+    def __init__(self, path: str | Path, run: Run) -> None:
         self.path = Path(path)
         self.done: set[str] = set()
-        self.retrying: dict[str, Case] = {}
-        self._retry = retry
         self.notices: list[str] = []
         self._header = _encoded(header_to_json(run), self.path, "the run header")
         try:
@@ -250,13 +242,11 @@ class RunFileAppender:
         except OSError as exc:
             raise write_error(self.path, exc) from None
 
-    def _create(self, cases: Iterable[Case] = (), header: bytes | None = None) -> int:
+    def _create(self) -> int:
         fd, tmp = _temp(self.path)
         try:
-            _lock(fd, self.path)  # the new file is locked before it replaces the old one
-            _write_all(fd, header or self._header)
-            for case in cases:
-                _write_all(fd, _encoded(case_to_json(case), self.path, f"case {case.case_id!r}"))
+            _lock(fd, self.path)
+            _write_all(fd, self._header)
             os.fsync(fd)
             os.replace(tmp, self.path)
         except BaseException:
@@ -282,18 +272,7 @@ class RunFileAppender:
                 return new
             _truncate_torn_tail(fd, size)
             _, cases = iter_run_file(self.path)
-            retry = self._retry or (lambda case: False)
-            kept = []
-            for case in cases:
-                if retry(case):
-                    self.retrying[case.case_id] = case
-                else:
-                    kept.append(case)
-            self.done = {c.case_id for c in kept}
-            if self.retrying:  # rewritten without them, under its header as it was
-                new = self._create(kept, header=head[: head.index(b"\n") + 1])
-                os.close(fd)
-                return new
+            self.done = {c.case_id for c in cases}
         except BaseException:
             os.close(fd)
             raise

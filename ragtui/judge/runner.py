@@ -55,8 +55,6 @@ class Progress:
     cached: int = 0  # replies served from the index cache
     case_id: str | None = None  # the case just finished
     left_out: int = 0  # cases whose every grade failed: not written, so the next run retries them
-    partial: int = 0  # cases written with some grades the judge failed: the next run retries them
-    retried: int = 0  # cases an earlier run wrote with failed grades, graded again here
 
 
 @dataclass
@@ -80,17 +78,10 @@ class BatchResult:
             + f"; {p.scored} scored, {p.parse_failures} parse failures, {p.errors} errors"
         )
         text += f"; {p.cached} from cache" if p.cached else ""
-        if p.retried:
-            text += f" ({p.retried} with failed grades tried again)"
         if p.left_out:
             text += (
                 f"; {plural(p.left_out, 'case')} left out (every grade "
                 "failed): running it again retries them"
-            )
-        if p.partial:
-            text += (
-                f"; {plural(p.partial, 'case')} with some grades failed: running it again "
-                "retries them"
             )
         return text
 
@@ -167,26 +158,14 @@ class Grader:
         return metric.outcome(case, reply)
 
 
-JUDGE_FAILURES = "judge_failures"  # Case.metadata: metrics with no reply, retried on resume
-
-
-def _judge_failed_some(case: Case) -> bool:
-    return bool(case.metadata.get(JUDGE_FAILURES))
-
-
 def judged_case(case: Case, outcomes: Sequence[Outcome]) -> Case:
     """The parent's case with the new grades only (the parent's own scores are not copied)."""
     metadata = dict(case.metadata)
-    for key in ("parse_failures", JUDGE_FAILURES):  # the parent's, if it was itself a re-judge
-        metadata.pop(key, None)
+    metadata.pop("parse_failures", None)  # the parent's, if it was itself a re-judge
     # The metrics whose reply could not be read; the reason is in errors[m] or scores[m].reason.
     failures = sorted(o.metric for o in outcomes if o.parse_failure)
     if failures:
         metadata["parse_failures"] = failures
-    # The metrics the judge failed (no reply after the retries): a resumed batch grades again
-    failed = sorted(o.metric for o in outcomes if o.judge_failed)
-    if failed:
-        metadata[JUDGE_FAILURES] = failed
     return Case(
         case_id=case.case_id,
         question=case.question,
@@ -288,7 +267,7 @@ async def judge_run(
         cases = [c for c in cases if c.case_id in wanted]
     # a name built by ragtui, never the id; reopening an existing file resumes it
     path = await asyncio.to_thread(resumable_run_path, store.folder, run.id)
-    appender = await asyncio.to_thread(RunFileAppender, path, run, _judge_failed_some)
+    appender = await asyncio.to_thread(RunFileAppender, path, run)
     own_client = client is None
     client = client or JudgeClient(judge)
     started = asyncio.get_running_loop().time()
@@ -304,7 +283,6 @@ async def judge_run(
     try:
         todo = [c for c in cases if c.case_id not in appender.done]
         state.done = state.resumed = len(cases) - len(todo)
-        state.retried = sum(c.case_id in appender.retrying for c in todo)
         if progress:
             progress(replace(state))
         pending = iter(enumerate(todo))
@@ -316,16 +294,11 @@ async def judge_run(
                 if index < STOP_AFTER_FAILED_CASES:
                     first[index] = str(outcomes[-1].error) if failed else None
                     _stop_if_the_judge_is_dead(judge, first)
-                earlier = appender.retrying.get(case.case_id)
-                if failed and earlier is not None:  # failed again: keep what was graded before
-                    await _append(appender, earlier, write_lock)
-                    state.partial += 1
-                elif failed:
+                if failed:
                     # nothing graded: written, it would count as done and never be retried
                     state.left_out += 1
                 else:
                     await _append(appender, judged_case(case, outcomes), write_lock)
-                    state.partial += any(o.judge_failed for o in outcomes)
                 for o in outcomes:
                     if o.kind == "scored":
                         state.scored += 1
@@ -346,8 +319,7 @@ async def judge_run(
         workers = max(1, min(2 * judge.concurrency, len(todo)))
         await _all_or_none([worker() for _ in range(workers)])
     finally:
-        # the journal stays for a batch with grades to retry: their replies so far are in it
-        finished = state.done == state.total and not state.left_out and not state.partial
+        finished = state.done == state.total and not state.left_out
         empty = not appender.done
 
         async def close() -> None:

@@ -221,57 +221,6 @@ async def test_a_case_whose_every_grade_failed_is_retried_by_the_next_run(
     )
 
 
-async def test_a_case_with_some_grades_failed_is_graded_again_by_the_next_run(
-    store: Store, fake_judge: FakeJudge
-) -> None:
-    """The judge fails case-02's faithfulness (500s after the retries) but answers its
-    relevance: the case is written with the grade it got and the error. It counted as done,
-    so a resumed batch never asked again ("nothing new written"). Now the next run grades it
-    again, replaces its line (the file never holds a case twice) and asks the judge only for
-    the grade that failed: the other reply is in the batch's journal."""
-    fake_judge.when("Refunds take 2 days.", Fault(500, body="overloaded"))  # faithfulness only
-    fake_judge.when("Question", "4")  # relevance's prompt holds the question
-    metrics = ["faithfulness", "answer_relevance"]
-    first = await judge_run(store, "base", judge(fake_judge), metrics=metrics)
-    case = {c.case_id: c for c in read_run_file(first.path).cases}["case-02"]
-    assert set(case.scores) == {"answer_relevance"} and "faithfulness" in case.errors
-    assert (first.progress.partial, first.progress.left_out) == (1, 0)
-    assert first.summary().endswith(
-        "; 1 case with some grades failed: running it again retries them"
-    )
-    fake_judge.reset()  # mended
-    fake_judge.when("Question", "4")
-    again = await judge_run(store, "base", judge(fake_judge), metrics=metrics)
-    assert (again.progress.resumed, again.progress.retried, again.progress.partial) == (5, 1, 0)
-    assert answers_of(fake_judge) == ["ANSWER-02"]  # one call: faithfulness of case-02
-    cases = read_run_file(again.path).cases
-    assert sorted(c.case_id for c in cases) == [f"case-{i:02d}" for i in range(6)]
-    mended = {c.case_id: c for c in cases}["case-02"]
-    assert set(mended.scores) == set(metrics) and not mended.errors
-    # a third run finds nothing to do
-    fake_judge.reset()
-    third = await judge_run(store, "base", judge(fake_judge), metrics=metrics)
-    assert third.progress.resumed == 6 and fake_judge.chat_requests() == []
-
-
-async def test_a_grade_that_fails_again_keeps_what_the_earlier_run_graded(
-    store: Store, fake_judge: FakeJudge
-) -> None:
-    """Retried while the judge is down for that case: every grade fails this time, and the case
-    is written back as the earlier run graded it, not lost."""
-    fake_judge.when("Refunds take 2 days.", Fault(500))
-    fake_judge.when("Question", "4")
-    metrics = ["faithfulness", "answer_relevance"]
-    first = await judge_run(store, "base", judge(fake_judge), metrics=metrics)
-    before = {c.case_id: c for c in read_run_file(first.path).cases}["case-02"]
-    fake_judge.reset()
-    fake_judge.when("ANSWER-02", Fault(500))  # now both of case-02's grades fail
-    again = await judge_run(store, "base", judge(fake_judge), metrics=metrics)
-    after = {c.case_id: c for c in read_run_file(again.path).cases}["case-02"]
-    assert after == before
-    assert (again.progress.retried, again.progress.partial, again.progress.left_out) == (1, 1, 0)
-
-
 async def test_a_judge_that_fails_every_grade_stops_the_batch_and_writes_nothing(
     store: Store, fake_judge: FakeJudge
 ) -> None:
