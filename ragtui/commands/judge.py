@@ -152,7 +152,7 @@ def rejudge_command(
     as_json: bool,
 ) -> None:
     """Re-judge RUN with another judge; writes a new `rejudge` run and resumes if interrupted
-    (cases whose every grade failed are retried)."""
+    (grades the judge failed are asked again)."""
     with open_ws(writable_folder(pick_folder(path, path_option))) as workspace:
         config = workspace.require_config()
         judge = pick_judge(config, judge_name, provider, url, model, timeout, concurrency)
@@ -179,6 +179,8 @@ def rejudge_command(
                 "parse_failures": p.parse_failures,
                 "errors": p.errors,
                 "left_out": p.left_out,
+                "partial": p.partial,
+                "retried": p.retried,
                 "cached": p.cached,
                 "seconds": round(result.seconds, 3),
                 "notices": notices,

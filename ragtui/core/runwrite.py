@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -227,11 +227,18 @@ class RunFileAppender:
     While open it holds an exclusive advisory lock on the file: readers show the run as in
     progress, and a second batch on the same file is refused. `notices` says what a resume
     repaired (a file left empty or header-less by a crash is replaced).
+
+    `retry`: which cases of a resumed file a batch may grade again (`retryable`, still in the
+    file and in `done`); `replace` puts their new lines in, in one atomic rewrite.
     """
 
-    def __init__(self, path: str | Path, run: Run) -> None:
+    def __init__(
+        self, path: str | Path, run: Run, retry: Callable[[Case], bool] | None = None
+    ) -> None:
         self.path = Path(path)
         self.done: set[str] = set()
+        self.retryable: dict[str, Case] = {}
+        self._retry = retry
         self.notices: list[str] = []
         self._header = _encoded(header_to_json(run), self.path, "the run header")
         try:
@@ -260,6 +267,10 @@ class RunFileAppender:
         fd = os.open(self.path, os.O_RDWR)
         try:
             _lock(fd, self.path)
+            if os.fstat(fd).st_ino != os.stat(self.path).st_ino:
+                # the batch we waited for replaced the file (`replace`): lock the new one
+                os.close(fd)
+                return self._resume()
             size = os.fstat(fd).st_size
             head = os.pread(fd, min(size, runfile.MAX_LINE_BYTES + 1), 0)
             if not head.strip() or b"\n" not in head:
@@ -272,7 +283,11 @@ class RunFileAppender:
                 return new
             _truncate_torn_tail(fd, size)
             _, cases = iter_run_file(self.path)
-            self.done = {c.case_id for c in cases}
+            retry = self._retry
+            for case in cases:  # (an iterator: one pass)
+                self.done.add(case.case_id)
+                if retry is not None and retry(case):
+                    self.retryable[case.case_id] = case
         except BaseException:
             os.close(fd)
             raise
@@ -290,6 +305,34 @@ class RunFileAppender:
                 os.ftruncate(self._fd, end)  # keep whole lines only
             raise write_error(self.path, exc) from None
         self.done.add(case.case_id)
+
+    def replace(self, cases: Mapping[str, Case]) -> None:
+        """The file with these cases' lines replaced by theirs (the other lines byte for byte),
+        written beside it, locked, and renamed over it: a kill leaves the old file or the new
+        one, never a case twice."""
+        if not cases:
+            return
+        fd, tmp = _temp(self.path)
+        try:
+            _lock(fd, self.path)
+            with open(os.dup(self._fd), "rb") as old:
+                old.seek(0)
+                _write_all(fd, old.readline())  # the header as it was
+                for line in old:
+                    case_id = json.loads(line).get("case_id") if line.strip() else None
+                    new = cases.get(case_id) if isinstance(case_id, str) else None
+                    if new is not None:
+                        line = _encoded(case_to_json(new), self.path, f"case {case_id!r}")
+                    _write_all(fd, line)
+            os.fsync(fd)
+            os.replace(tmp, self.path)
+        except BaseException:
+            os.close(fd)
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        _fsync_folder(self.path.parent)
+        os.close(self._fd)  # the old file's lock goes with it; the new one is held
+        self._fd = fd
 
     def close(self) -> None:
         if self._fd >= 0:

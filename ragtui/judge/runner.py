@@ -55,6 +55,8 @@ class Progress:
     cached: int = 0  # replies served from the index cache
     case_id: str | None = None  # the case just finished
     left_out: int = 0  # cases whose every grade failed: not written, so the next run retries them
+    partial: int = 0  # cases written with grades the judge failed: the next run retries those
+    retried: int = 0  # cases written before with grades the judge failed, graded again here
 
 
 @dataclass
@@ -78,10 +80,17 @@ class BatchResult:
             + f"; {p.scored} scored, {p.parse_failures} parse failures, {p.errors} errors"
         )
         text += f"; {p.cached} from cache" if p.cached else ""
+        if p.retried:
+            text += f" ({p.retried} with failed grades tried again)"
         if p.left_out:
             text += (
                 f"; {plural(p.left_out, 'case')} left out (every grade "
                 "failed): running it again retries them"
+            )
+        if p.partial:
+            text += (
+                f"; {plural(p.partial, 'case')} with grades the judge failed: running it again "
+                "retries those"
             )
         return text
 
@@ -158,14 +167,27 @@ class Grader:
         return metric.outcome(case, reply)
 
 
+JUDGE_FAILURES = "judge_failures"  # Case.metadata: metrics with no reply, retried on resume
+
+
+def _judge_failures(case: Case) -> list[str]:
+    failed = case.metadata.get(JUDGE_FAILURES)
+    return [m for m in failed if isinstance(m, str)] if isinstance(failed, list) else []
+
+
 def judged_case(case: Case, outcomes: Sequence[Outcome]) -> Case:
     """The parent's case with the new grades only (the parent's own scores are not copied)."""
     metadata = dict(case.metadata)
-    metadata.pop("parse_failures", None)  # the parent's, if it was itself a re-judge
+    for key in ("parse_failures", JUDGE_FAILURES):  # the parent's, if it was itself a re-judge
+        metadata.pop(key, None)
     # The metrics whose reply could not be read; the reason is in errors[m] or scores[m].reason.
     failures = sorted(o.metric for o in outcomes if o.parse_failure)
     if failures:
         metadata["parse_failures"] = failures
+    # The metrics the judge gave no reply for: the next run of the batch asks again
+    unanswered = sorted(o.metric for o in outcomes if o.judge_failed)
+    if unanswered:
+        metadata[JUDGE_FAILURES] = unanswered
     return Case(
         case_id=case.case_id,
         question=case.question,
@@ -267,7 +289,9 @@ async def judge_run(
         cases = [c for c in cases if c.case_id in wanted]
     # a name built by ragtui, never the id; reopening an existing file resumes it
     path = await asyncio.to_thread(resumable_run_path, store.folder, run.id)
-    appender = await asyncio.to_thread(RunFileAppender, path, run)
+    appender = await asyncio.to_thread(
+        RunFileAppender, path, run, lambda c: bool(_judge_failures(c))
+    )
     own_client = client is None
     client = client or JudgeClient(judge)
     started = asyncio.get_running_loop().time()
@@ -281,8 +305,12 @@ async def judge_run(
     # and retries shuffle): index -> the error every grade failed with, or None if graded
     first: dict[int, str | None] = {}
     try:
-        todo = [c for c in cases if c.case_id not in appender.done]
+        # cases not in the file yet, and those in it with grades the judge failed (graded again;
+        # their line is replaced at the end only if the judge answers more of them this time)
+        retry = appender.retryable
+        todo = [c for c in cases if c.case_id not in appender.done or c.case_id in retry]
         state.done = state.resumed = len(cases) - len(todo)
+        better: dict[str, Case] = {}
         if progress:
             progress(replace(state))
         pending = iter(enumerate(todo))
@@ -290,15 +318,29 @@ async def judge_run(
         async def worker() -> None:
             for index, case in pending:  # one shared iterator: each case goes to one worker
                 outcomes = await _all_or_none([grader.grade(m, case) for m in chosen])
-                failed = bool(outcomes) and all(o.judge_failed for o in outcomes)
+                earlier = retry.get(case.case_id)
+                # what was asked of the judge: for a case graded before, the grades it failed
+                # (the others come from the batch's journal and say nothing of the judge now)
+                asked = [
+                    o for o in outcomes if earlier is None or o.metric in _judge_failures(earlier)
+                ]
+                failed = bool(asked) and all(o.judge_failed for o in asked)
                 if index < STOP_AFTER_FAILED_CASES:
-                    first[index] = str(outcomes[-1].error) if failed else None
+                    first[index] = str(asked[-1].error) if failed else None
                     _stop_if_the_judge_is_dead(judge, first)
-                if failed:
+                new = judged_case(case, outcomes)
+                if earlier is not None:
+                    state.retried += 1
+                    unanswered = len(_judge_failures(new))
+                    if unanswered < len(_judge_failures(earlier)):
+                        better[case.case_id] = new  # put in place when the batch closes
+                    state.partial += bool(min(unanswered, len(_judge_failures(earlier))))
+                elif outcomes and all(o.judge_failed for o in outcomes):
                     # nothing graded: written, it would count as done and never be retried
                     state.left_out += 1
                 else:
-                    await _append(appender, judged_case(case, outcomes), write_lock)
+                    await _append(appender, new, write_lock)
+                    state.partial += any(o.judge_failed for o in outcomes)
                 for o in outcomes:
                     if o.kind == "scored":
                         state.scored += 1
@@ -319,10 +361,12 @@ async def judge_run(
         workers = max(1, min(2 * judge.concurrency, len(todo)))
         await _all_or_none([worker() for _ in range(workers)])
     finally:
-        finished = state.done == state.total and not state.left_out
+        # the journal stays while grades remain to retry: the replies so far are in it
+        finished = state.done == state.total and not state.left_out and not state.partial
         empty = not appender.done
 
         async def close() -> None:
+            await asyncio.to_thread(appender.replace, better)  # before the journal goes
             await asyncio.to_thread(journal.close, finished=finished)
             await asyncio.to_thread(appender.close)  # releases the file's batch lock
             if own_client:

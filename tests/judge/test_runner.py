@@ -221,6 +221,79 @@ async def test_a_case_whose_every_grade_failed_is_retried_by_the_next_run(
     )
 
 
+METRICS2 = ["faithfulness", "answer_relevance"]
+
+
+async def _one_grade_failed(store: Store, fake_judge: FakeJudge, days: tuple[int, ...] = (2,)):
+    """A batch where the judge fails the faithfulness of the cases about these days (500s after
+    the retries) and answers everything else: those cases are written with one grade."""
+    for day in days:
+        fake_judge.when(f"Refunds take {day} days.", Fault(500, body="overloaded"))
+    fake_judge.when("Question", "4")  # relevance's prompt holds the question
+    return await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
+
+
+async def test_a_grade_the_judge_failed_is_asked_again_by_the_next_run(
+    store: Store, fake_judge: FakeJudge
+) -> None:
+    """case-02's faithfulness failed, its relevance was graded: it was written with one grade
+    and counted done, so a resumed batch said "nothing new written" and kept the error for
+    good. The next run asks the judge again for that grade only (the other reply is in the
+    batch's journal), replaces the case's line, and the file holds each case once."""
+    first = await _one_grade_failed(store, fake_judge)
+    case = {c.case_id: c for c in read_run_file(first.path).cases}["case-02"]
+    assert set(case.scores) == {"answer_relevance"} and "faithfulness" in case.errors
+    assert (first.progress.partial, first.progress.left_out) == (1, 0)
+    assert first.summary().endswith(
+        "; 1 case with grades the judge failed: running it again retries those"
+    )
+    fake_judge.reset()  # mended
+    fake_judge.when("Question", "4")
+    again = await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
+    assert (again.progress.resumed, again.progress.retried, again.progress.partial) == (5, 1, 0)
+    assert answers_of(fake_judge) == ["ANSWER-02"]  # one call: case-02's faithfulness
+    cases = {c.case_id: c for c in read_run_file(again.path).cases}
+    assert len(read_run_file(again.path).cases) == len(cases) == 6  # each case once
+    mended = cases["case-02"]
+    assert set(mended.scores) == set(METRICS2) and not mended.errors
+    fake_judge.reset()
+    third = await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
+    assert third.progress.resumed == 6 and fake_judge.chat_requests() == []
+
+
+async def test_a_retry_that_fails_again_or_another_case_s_run_leaves_the_file_as_it_was(
+    store: Store, fake_judge: FakeJudge
+) -> None:
+    """The judge still fails case-02's grade: the file is byte for byte as it was (its earlier
+    grade kept). A run of another case alone leaves case-02 in the file too."""
+    first = await _one_grade_failed(store, fake_judge)
+    before = first.path.read_bytes()
+    again = await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
+    assert (again.progress.retried, again.progress.partial) == (1, 1)
+    assert first.path.read_bytes() == before
+    fake_judge.reset()
+    await judge_run(store, "base", judge(fake_judge), metrics=METRICS2, case_ids=["case-04"])
+    assert first.path.read_bytes() == before
+
+
+async def test_a_dead_judge_still_stops_a_batch_that_retries_grades(
+    store: Store, fake_judge: FakeJudge
+) -> None:
+    """Cases 0-2 have a failed grade; then the judge answers 500 to everything. The retried
+    grades fail alike, so the batch stops after the first three cases as a fresh one would
+    (their other grades come from the journal and say nothing of the judge now), and no case
+    leaves the file."""
+    from ragtui.judge.client import JudgeError
+
+    first = await _one_grade_failed(store, fake_judge, days=(0, 1, 2))
+    fake_judge.reset()
+    fake_judge.default = Fault(500)
+    with pytest.raises(JudgeError, match="the first 3 cases failed every grade"):
+        await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
+    assert len(fake_judge.chat_requests()) <= 3 * 2 * judge(fake_judge).concurrency
+    assert len(read_run_file(first.path).cases) == 6
+
+
 async def test_a_judge_that_fails_every_grade_stops_the_batch_and_writes_nothing(
     store: Store, fake_judge: FakeJudge
 ) -> None:
