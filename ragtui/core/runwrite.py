@@ -312,6 +312,12 @@ class RunFileAppender:
         one, never a case twice."""
         if not cases:
             return
+        try:
+            self._replace(cases)
+        except OSError as exc:
+            raise write_error(self.path, exc) from None
+
+    def _replace(self, cases: Mapping[str, Case]) -> None:
         fd, tmp = _temp(self.path)
         try:
             _lock(fd, self.path)

@@ -309,6 +309,9 @@ async def judge_run(
         # their line is replaced at the end only if the judge answers more of them this time)
         retry = appender.retryable
         todo = [c for c in cases if c.case_id not in appender.done or c.case_id in retry]
+        # cases not judged yet first: the stop rule reads the first cases, and retried grades
+        # failing alike may be one case's trouble (a prompt too long), not the judge's
+        todo.sort(key=lambda c: c.case_id in retry)
         state.done = state.resumed = len(cases) - len(todo)
         better: dict[str, Case] = {}
         if progress:
@@ -361,16 +364,22 @@ async def judge_run(
         workers = max(1, min(2 * judge.concurrency, len(todo)))
         await _all_or_none([worker() for _ in range(workers)])
     finally:
-        # the journal stays while grades remain to retry: the replies so far are in it
-        finished = state.done == state.total and not state.left_out and not state.partial
+        # the journal stays while grades remain to retry, in this run's cases or in others of
+        # the file (a --case run): the replies so far are in it
+        unmended = [c for c in appender.retryable if _judge_failures(better.get(c) or retry[c])]
+        finished = state.done == state.total and not state.left_out and not unmended
         empty = not appender.done
 
         async def close() -> None:
-            await asyncio.to_thread(appender.replace, better)  # before the journal goes
-            await asyncio.to_thread(journal.close, finished=finished)
-            await asyncio.to_thread(appender.close)  # releases the file's batch lock
-            if own_client:
-                await client.aclose()
+            replaced = False
+            try:
+                await asyncio.to_thread(appender.replace, better)  # before the journal goes
+                replaced = True
+            finally:  # whatever happens, the lock is released and the client closed
+                await asyncio.to_thread(journal.close, finished=finished and replaced)
+                await asyncio.to_thread(appender.close)  # releases the file's batch lock
+                if own_client:
+                    await client.aclose()
             if empty:  # nothing judged (e.g. the judge unreachable): leave no empty run
                 path.unlink(missing_ok=True)
             else:  # even a partial batch: the index mirrors the file

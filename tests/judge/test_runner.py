@@ -294,6 +294,51 @@ async def test_a_dead_judge_still_stops_a_batch_that_retries_grades(
     assert len(read_run_file(first.path).cases) == 6
 
 
+async def test_retried_grades_failing_alike_do_not_stop_cases_never_judged(
+    tmp_path: Path, fake_judge: FakeJudge
+) -> None:
+    """Cases 0-2 have a grade the judge refuses alike (one case's trouble, e.g. a prompt too
+    long); a --case run judged 0-5 only. The next run judges 6-9 first, so the stop rule reads
+    cases never judged, not the same three refusals, and the batch does not stop for ever."""
+    write_parent(tmp_path, 10)
+    with Store.open(tmp_path) as store:
+        for day in (0, 1, 2):
+            fake_judge.when(f"Refunds take {day} days.", Fault(400, body="too long"))
+        fake_judge.when("Question", "4")
+        wanted = [f"case-{i:02d}" for i in range(6)]
+        first = await judge_run(store, "base", judge(fake_judge), metrics=METRICS2, case_ids=wanted)
+        again = await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
+        cases = {c.case_id for c in read_run_file(again.path).cases}
+        assert first.path == again.path and cases == {f"case-{i:02d}" for i in range(10)}
+        assert (again.progress.retried, again.progress.partial) == (3, 3)
+
+
+async def test_a_rewrite_that_fails_releases_the_file_and_keeps_the_replies(
+    store: Store, fake_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rewrite that puts the mended lines in fails (a full disk): one clear error, the file
+    as it was and unlocked for the next batch, which mends it from the journal."""
+    from ragtui.core import runwrite
+    from ragtui.core.errors import WriteError
+
+    first = await _one_grade_failed(store, fake_judge)
+    before = first.path.read_bytes()
+    fake_judge.reset()
+    fake_judge.when("Question", "4")
+
+    def full(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(runwrite.os, "replace", full)
+        with pytest.raises(WriteError, match="no space left on device"):
+            await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
+    assert first.path.read_bytes() == before
+    fake_judge.reset()  # the judge's reply for case-02 is in the journal now
+    mended = await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
+    assert fake_judge.chat_requests() == [] and mended.progress.partial == 0
+
+
 async def test_a_judge_that_fails_every_grade_stops_the_batch_and_writes_nothing(
     store: Store, fake_judge: FakeJudge
 ) -> None:
