@@ -250,10 +250,15 @@ class RunFileAppender:
             raise write_error(self.path, exc) from None
 
     def _create(self) -> int:
+        return self._swap_in(lambda fd: _write_all(fd, self._header))
+
+    def _swap_in(self, write: Callable[[int], None]) -> int:
+        """A new file written by `write` beside the path, locked before it is renamed over it
+        (a batch waiting for the lock then finds the new file), fsynced: its open fd."""
         fd, tmp = _temp(self.path)
         try:
             _lock(fd, self.path)
-            _write_all(fd, self._header)
+            write(fd)
             os.fsync(fd)
             os.replace(tmp, self.path)
         except BaseException:
@@ -318,9 +323,7 @@ class RunFileAppender:
             raise write_error(self.path, exc) from None
 
     def _replace(self, cases: Mapping[str, Case]) -> None:
-        fd, tmp = _temp(self.path)
-        try:
-            _lock(fd, self.path)
+        def write(fd: int) -> None:
             with open(os.dup(self._fd), "rb") as old:
                 old.seek(0)
                 _write_all(fd, old.readline())  # the header as it was
@@ -330,13 +333,8 @@ class RunFileAppender:
                     if new is not None:
                         line = _encoded(case_to_json(new), self.path, f"case {case_id!r}")
                     _write_all(fd, line)
-            os.fsync(fd)
-            os.replace(tmp, self.path)
-        except BaseException:
-            os.close(fd)
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        _fsync_folder(self.path.parent)
+
+        fd = self._swap_in(write)
         os.close(self._fd)  # the old file's lock goes with it; the new one is held
         self._fd = fd
 
