@@ -182,3 +182,39 @@ def test_a_full_disk_under_the_index_is_one_clear_error(tmp_path: Path) -> None:
         assert (mount / source.name).read_bytes() == source.read_bytes()
     finally:
         subprocess.run(["umount", str(mount)], capture_output=True, timeout=30)
+
+
+def test_a_batch_that_waited_for_a_rewritten_file_locks_and_writes_the_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batch A holds the file and rewrites it (a retried grade put in); batch B, waiting for
+    the lock meanwhile, opened the old file. When A lets go, B must not lock and append to
+    that replaced copy (its lines would be lost): it takes the new file."""
+    import threading
+
+    path = tmp_path / f"batch-1{SUFFIX}"
+    with RunFileAppender(path, RUN) as first:
+        first.append(make_case(0))
+    a = RunFileAppender(path, RUN)  # resumes, holds the lock
+    got: dict[str, RunFileAppender] = {}
+    waiting = threading.Thread(target=lambda: got.setdefault("b", RunFileAppender(path, RUN)))
+    asking = threading.Event()
+    real_lock = runwrite._lock
+
+    def lock(fd: int, where: Path) -> None:
+        if threading.current_thread() is waiting:
+            asking.set()  # B has opened the old file and waits for its lock
+        real_lock(fd, where)
+
+    monkeypatch.setattr(runwrite, "_lock", lock)
+    waiting.start()
+    assert asking.wait(timeout=10)
+    a.replace({"case-000": make_case(0, faith=0.5)})
+    a.close()
+    waiting.join(timeout=10)
+    b = got["b"]
+    b.append(make_case(1))
+    b.close()
+    cases = read_run_file(path).cases
+    assert [c.case_id for c in cases] == ["case-000", "case-001"]
+    assert cases[0] == make_case(0, faith=0.5)
