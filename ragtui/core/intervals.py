@@ -363,6 +363,9 @@ def cluster_estimate(
         method, can_detect, can_bound = Method.CLUSTER_T, True, True
     if n >= 1 and not spread:
         return _no_spread(d, g, sizes)
+    few = few_moved_estimate(d, totals, sizes)  # 1-5 clusters' totals moved: exact bounds
+    if few is not None:
+        return few
     if bool(np.all(np.abs(totals) <= SPREAD_TOLERANCE)):
         # cases moved, but within every cluster they cancel out: no spread between the units
         # to test (sign-flips put every shift but 0 at p = 2/2^G, a zero-width "interval");
@@ -488,11 +491,6 @@ def estimate(
     d = b - a
     if has_clusters(clusters):
         assert clusters is not None
-        totals, sizes = _cluster_totals(d, clusters)
-        if _moved(d):
-            few = few_moved_estimate(d, totals, sizes)
-            if few is not None:
-                return few
         return cluster_estimate(d, clusters, rng, margin)
     if is_binary(a, b):  # every flip moves a whole scale: Tango's test counts unseen ones
         return score_estimate(a, b)

@@ -324,9 +324,8 @@ async def judge_run(
                 earlier = retry.get(case.case_id)
                 # what was asked of the judge: for a case graded before, the grades it failed
                 # (the others come from the batch's journal and say nothing of the judge now)
-                asked = [
-                    o for o in outcomes if earlier is None or o.metric in _judge_failures(earlier)
-                ]
+                again = None if earlier is None else set(_judge_failures(earlier))
+                asked = [o for o in outcomes if again is None or o.metric in again]
                 failed = bool(asked) and all(o.judge_failed for o in asked)
                 if index < STOP_AFTER_FAILED_CASES:
                     first[index] = str(asked[-1].error) if failed else None
@@ -334,10 +333,9 @@ async def judge_run(
                 new = judged_case(case, outcomes)
                 if earlier is not None:
                     state.retried += 1
-                    unanswered = len(_judge_failures(new))
-                    if unanswered < len(_judge_failures(earlier)):
+                    if len(_judge_failures(new)) < len(_judge_failures(earlier)):
                         better[case.case_id] = new  # put in place when the batch closes
-                    state.partial += bool(min(unanswered, len(_judge_failures(earlier))))
+                    state.partial += bool(_judge_failures(better.get(case.case_id, earlier)))
                 elif outcomes and all(o.judge_failed for o in outcomes):
                     # nothing graded: written, it would count as done and never be retried
                     state.left_out += 1
