@@ -1,13 +1,16 @@
 """The CI gate's decision, from a comparison: pure, and it never fails open.
 
 Per metric, first failure wins:
-- not comparable (scales differ), no usable candidate score, fewer shared cases than the
-  minimum, more errors or parse failures in the candidate than in the base: FAIL;
+- scored by the base and not at all by the candidate (a metric the candidate dropped), not
+  comparable (scales differ), no usable candidate score, fewer shared cases than the minimum,
+  more errors or parse failures in the candidate than in the base: FAIL;
 - a significant regression (Holm-adjusted): FAIL;
 - the 95% CI's lower bound above -margin (B shown non-inferior, one-sided 2.5%): PASS (where
   only 1-5 units moved, that bound is the exact one of intervals.few_moved_estimate);
 - otherwise UNDECIDED, with the cases that non-inferiority would need.
-Floors (`--min METRIC=VALUE`) fail when the candidate's mean is below them or it has none.
+Floors (`--min METRIC=VALUE`) fail when the candidate's mean is below them or it has none;
+the mean is the comparison's B (over the shared cases, reruns averaged per case: the figure
+shown beside the verdict), exact to float rounding (a mean of exactly 80 holds a floor of 80).
 New failures (`--no-new-failures`): a case that passed in every baseline rerun and fails in
 the candidate fails the gate, whatever the means say.
 Overall: any FAIL fails; else any UNDECIDED is undecided (its own exit code; a flag may let
@@ -23,9 +26,12 @@ from enum import StrEnum
 from ragtui.core import power
 from ragtui.core.compare import Comparison
 from ragtui.core.intervals import ALPHA, MARGIN_P_ERROR
-from ragtui.core.verdict import FewMoved, Verdict
+from ragtui.core.verdict import FewMoved, NotScored, Verdict
 
 MIN_SHARED_CASES = 10
+# A mean summed in floating point misses an exact figure by a few ulps (320 / 400 grades of
+# 0-10 come to 0.7999999999999999): a floor is held within this, far below anything shown.
+FLOAT_SLACK = 1e-9
 EXIT_PASSED, EXIT_FAILED, EXIT_UNDECIDED = 0, 1, 3
 
 
@@ -51,6 +57,7 @@ CODES = (
     "too_close",
     "few_moved",
     "regressed",
+    "not_in_candidate",
     "not_comparable",
     "no_scores",
     "too_few_shared",
@@ -87,17 +94,30 @@ def decide_gate(
     min_cases: int = MIN_SHARED_CASES,
     new_failures: Mapping[str, int] | None = None,
 ) -> GateResult:
-    """`candidate_means`: the candidate's mean per metric over its scored cases (for floors).
-    `new_failures`: per metric, the cases newly broken in the candidate (None: not checked)."""
-    checks = [_metric_check(m, c.margin, min_cases) for m in c.metrics]
+    """`candidate_means`: the candidate's mean per metric (floors on a metric the comparison
+    has read its B instead). `new_failures`: per metric, the cases newly broken in the
+    candidate (None: not checked)."""
+    # a metric the base scored and the candidate did not is a failure, never a silent pass
+    dropped = [w.metric for w in c.warnings if isinstance(w, NotScored) and w.side == "B"]
+    checks = [
+        GateCheck(m.metric, Outcome.FAILED, "not_in_candidate")
+        if m.metric in dropped
+        else _metric_check(m, c.margin, min_cases)
+        for m in c.metrics
+    ]
+    compared = {m.metric for m in c.metrics}
+    checks += [
+        GateCheck(m, Outcome.FAILED, "not_in_candidate") for m in dropped if m not in compared
+    ]
     if not checks:
         checks.append(GateCheck("—", Outcome.FAILED, "nothing_compared"))
-    means = candidate_means or {}
+    means = dict(candidate_means or {})
+    means.update({m.metric: m.mean_b for m in c.metrics})
     for metric, floor in (floors or {}).items():
         mean = means.get(metric)
         if mean is None:
             checks.append(GateCheck(metric, Outcome.FAILED, "no_floor_scores", None, floor))
-        elif mean < floor:
+        elif mean < floor - FLOAT_SLACK:
             checks.append(GateCheck(metric, Outcome.FAILED, "below_floor", mean, floor))
         else:
             checks.append(GateCheck(metric, Outcome.PASSED, "floor_held", mean, floor))

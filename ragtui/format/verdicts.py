@@ -449,6 +449,10 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
     texts = {
         "non_inferior": f"shown non-inferior: 95% CI lower bound {signed_pts(ch.value)} > -{band}",
         "regressed": f"regressed by {pts(abs(ch.value or 0.0))} points (significant after Holm)",
+        "not_in_candidate": (
+            "the base scored it and the candidate did not (a dropped or renamed metric): no "
+            "verdict, so no pass (-m names the metrics to gate)"
+        ),
         "not_comparable": "A and B scored it on different scales: no verdict, so no pass",
         "no_scores": "the candidate has no usable score (every case errored or failed to parse)",
         "too_few_shared": (

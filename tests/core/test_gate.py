@@ -109,8 +109,63 @@ def test_improved_candidate_passes_and_floors_hold_or_fail(run_writer) -> None:
     assert held.outcome is Outcome.PASSED and ("f", "floor_held") in _codes(held)
     below = _gate(run_writer, {"f": mean + 0.01}, {"f": mean})
     assert below.outcome is Outcome.FAILED and ("f", "below_floor") in _codes(below)
-    missing = _gate(run_writer, {"f": 0.1}, {})
-    assert ("f", "no_floor_scores") in _codes(missing)
+    # a floor on a metric only the base scored: the candidate has no mean to hold it
+    run_writer.write("cand", {"f": dict(zip(ids, b.tolist(), strict=True))}, config={"p": 2})
+    run_writer.write(
+        "base", {"f": dict(zip(ids, a.tolist(), strict=True)), "g": dict.fromkeys(ids, 0.5)}
+    )
+    missing = _gate(run_writer, {"g": 0.1}, {})
+    assert ("g", "no_floor_scores") in _codes(missing)
+
+
+def test_a_metric_the_candidate_dropped_fails_the_gate(run_writer) -> None:
+    """The base scored faithfulness; the candidate (its importer lost the column) did not.
+    Passing on the metrics left would let a CI go green on what it no longer measures."""
+    ids = _ids(40)
+    gen = np.random.default_rng(5)
+    a = gen.uniform(0.5, 0.9, 40)
+    b = dict(zip(ids, (a + 0.05 + gen.normal(0, 0.02, 40)).tolist(), strict=True))
+    a_ = dict(zip(ids, a.tolist(), strict=True))
+    run_writer.write("base", {"rel": a_, "f": a_})
+    run_writer.write("cand", {"rel": b}, config={"p": 2})
+    result = _gate(run_writer)
+    assert result.outcome is Outcome.FAILED
+    assert _codes(result) == [("rel", "non_inferior"), ("f", "not_in_candidate")]
+    # named with -m, the same reason (not "every case errored": none did)
+    named = _gate(run_writer, metrics=["f"])
+    assert named.outcome is Outcome.FAILED and _codes(named) == [("f", "not_in_candidate")]
+    # a metric only the candidate scored is new, not dropped: nothing to fail
+    run_writer.write("base", {"rel": a_})
+    run_writer.write("cand", {"rel": b, "f": b}, config={"p": 2})
+    assert _gate(run_writer).outcome is Outcome.PASSED
+
+
+def test_a_floor_reads_the_candidate_as_the_table_shows_it(run_writer) -> None:
+    """Grades 0-10 summing to 320 over 40 cases: the mean is exactly 80 points, and a floor of
+    80 holds (averaged in floating point it falls a few ulps short). With a rerun of the
+    candidate the floor reads the mean of both runs, the B the comparison shows."""
+    ids = _ids(40)
+    grades = [10, 9, 9, 6, 7, 10, 6, 8, 6, 9, 10, 6, 7, 6, 10, 10, 10, 6, 10, 6]
+    grades += [9, 6, 8, 6, 6, 9, 6, 9, 10, 9, 8, 9, 10, 6, 6, 7, 10, 10, 7, 8]
+    assert sum(grades) == 320
+    assert np.mean(np.array(grades) / 10) < 0.8  # in floating point: 0.7999999999999999
+    base = dict.fromkeys(ids, 0.7)
+    run_writer.write("base", {"f": base})
+    cand = {c: g / 10 for c, g in zip(ids, grades, strict=True)}
+    run_writer.write("cand", {"f": cand}, config={"p": 2})
+    held = _gate(run_writer, {"f": 0.80})
+    assert ("f", "floor_held") in _codes(held) and held.outcome is Outcome.PASSED
+    assert _gate(run_writer, {"f": 0.8001}).outcome is Outcome.FAILED
+    # a rerun of the candidate's config, 2 points lower on every case: B is 79 by hand
+    rerun = {c: g / 10 - 0.02 for c, g in zip(ids, grades, strict=True)}
+    run_writer.write("cand2", {"f": rerun}, config={"p": 2}, kind="rerun")
+    c = compare_runs(run_writer.store(), "base", "cand")
+    (m,) = c.metrics
+    assert m.mean_b == pytest.approx(0.79)
+    # the first run alone (80) would hold a floor of 79.5; the candidate's 79 does not
+    checks = decide_gate(c, {"f": 0.795}, {"f": 0.80}).checks
+    (floor,) = [ch for ch in checks if "floor" in ch.code]
+    assert floor.code == "below_floor" and floor.value == pytest.approx(0.79)
 
 
 def test_undecided_has_its_own_exit_code_and_the_cases_needed(run_writer) -> None:
