@@ -301,11 +301,13 @@ class Builder:
                 floors[side] = floor
         nf = floors.get("A") or floors.get("B")
         bottom = {}
-        for key, rows, primary in (("a", ka, 0), ("b", kb, 1)):
+        # each side's worst 10% among the cases both scored, as every other figure of the row
+        # (over each side's own cases, a B whose judge failed on A's worst cases looked better)
+        for key, rows in (("a", ka), ("b", kb)):
             with warnings.catch_warnings():  # cases no rerun scored stay NaN, unused
                 warnings.simplefilter("ignore", RuntimeWarning)
                 per_case = np.nanmean(val[rows], axis=0)  # the reruns' mean: one A everywhere
-            bottom[key] = bottom_cases(grid, per_case, st[primary] == 1)
+            bottom[key] = bottom_cases(grid, per_case, paired)
         out.bottom[m] = bottom
         out.results.append(
             replace(

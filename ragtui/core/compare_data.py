@@ -181,11 +181,9 @@ def drift_notes(metric: str, x: np.ndarray, names: list[str], side: str, notes: 
             )
 
 
-def bottom_cases(
-    grid: ScoreGrid, values: np.ndarray, scored: np.ndarray
-) -> list[tuple[str, float]]:
-    """The worst 10% (at least one case) of the scored cases, lowest first, ties by case id."""
-    idx = grid.by_id[scored[grid.by_id]]
+def bottom_cases(grid: ScoreGrid, values: np.ndarray, cases: np.ndarray) -> list[tuple[str, float]]:
+    """The worst 10% (at least one case) of `cases` (a mask), lowest first, ties by case id."""
+    idx = grid.by_id[cases[grid.by_id]]
     if not idx.size:
         return []
     v = values[idx]

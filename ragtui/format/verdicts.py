@@ -559,6 +559,7 @@ def metric_details(m: MetricResult) -> list[str]:
         )
     if m.bottom_a is not None or m.bottom_b is not None:
         out.append(
-            f"{m.metric}: worst 10% of cases average {pts(m.bottom_a)} in A, {pts(m.bottom_b)} in B"
+            f"{m.metric}: worst 10% of the {m.n} cases both scored average {pts(m.bottom_a)} "
+            f"in A, {pts(m.bottom_b)} in B"
         )
     return out

@@ -479,6 +479,24 @@ def test_worst_tenth_of_25_cases_is_three(run_writer) -> None:
     assert c.metric("m").bottom_a == pytest.approx(a[:3].mean())
 
 
+def test_the_worst_tenth_is_taken_over_the_cases_both_runs_scored(run_writer) -> None:
+    """B's judge failed on A's 5 lowest cases: ranked over its own cases, B's worst 10% was
+    the 45 that A ranks higher, and B looked 9 points better where it was no better."""
+    ids = _ids(50)
+    a = np.sort(np.random.default_rng(9).uniform(0, 1, 50))
+    b = np.clip(a + np.random.default_rng(10).normal(0, 0.03, 50), 0, 1)
+    b_scores: dict[str, float | str] = dict(zip(ids, b.tolist(), strict=True))
+    for cid in ids[:5]:
+        b_scores[cid] = "judge timed out"
+    run_writer.write("A", {"m": _values(ids, a)})
+    run_writer.write("B", {"m": b_scores}, config={"p": 2})
+    m = compare_runs(run_writer.store(), "A", "B").metric("m")
+    assert m.n == 45
+    # by hand: ceil(45 / 10) = 5 worst of the 45 shared cases, each side its own
+    assert m.bottom_a == pytest.approx(np.sort(a[5:])[:5].mean())
+    assert m.bottom_b == pytest.approx(np.sort(b[5:])[:5].mean())
+
+
 def test_identical_b_is_too_few_cases_never_no_change(run_writer) -> None:
     ids = _ids(200)
     a = np.random.default_rng(9).integers(0, 2, 200)
