@@ -29,7 +29,7 @@ GLOSSARY: dict[str, str] = {
     "noise ±": "noise floor: how far reruns of the same config differ by chance "
     "(1.96·√Σe²/N over A's reruns); — without reruns",
     "MDE": "minimum detectable effect: the smallest Δ these cases detect 4 times in 5 at "
-    "p < .05; smaller changes pass unseen",
+    "p < .05; smaller changes pass unseen; — when no change the scale allows would be",
     "why": "the reason for the verdict, in words",
     "N": "cases scored in both runs (the pairs the statistics use)",
     # verdicts

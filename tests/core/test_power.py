@@ -116,3 +116,68 @@ def test_noninferiority_cases_assume_the_drop_measured() -> None:
     assert power.n_noninferior(sd, margin, drop) == brute
     assert brute > 100 > power.n_noninferior(sd, margin) == power.n_noninferior(sd, margin, 0.03)
     assert power.n_noninferior(sd, margin, -0.06) is None
+
+
+def _mcnemar_power_by_hand(effect: float, n: int, discordance: float) -> float:
+    """Exact power of McNemar's score test (reject when |fixed - broke| > z·√flips), summed
+    over the flips m ~ Bin(n, ψ) and the fixed ones f ~ Bin(m, (ψ + effect) / 2ψ)."""
+    psi = max(discordance, effect)
+    z = sps.norm.ppf(0.975)
+    total = 0.0
+    for m in range(1, n + 1):
+        f = np.arange(m + 1)
+        reject = np.abs(2 * f - m) > z * math.sqrt(m)
+        share = sps.binom.pmf(f, m, (psi + effect) / (2 * psi))
+        total += sps.binom.pmf(m, n, psi) * share[reject].sum()
+    return total
+
+
+def _yes_no(n: int, fixed: int, broke: int) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.zeros(n), np.zeros(n)
+    a[: n // 2] = b[: n // 2] = 1
+    b[n // 2 : n // 2 + fixed] = 1  # fixed: 0 -> 1
+    b[:broke] = 0  # broke: 1 -> 0
+    return a, b
+
+
+@pytest.mark.parametrize(("n", "fixed", "broke"), [(40, 4, 4), (20, 2, 2), (40, 8, 2)])
+def test_a_yes_no_mde_is_the_change_mcnemar_detects_four_times_in_five(n, fixed, broke) -> None:
+    """The MDE of a yes/no metric comes from the test its verdict uses (the t formula on the
+    SE said 20.6 points at n = 40, where McNemar detects 17.6 four times in five)."""
+    from ragtui.core.analysis import analyse_metric
+    from ragtui.core.stats import rng_for
+
+    a, b = _yes_no(n, fixed, broke)
+    r = analyse_metric("m", a, b, rng=rng_for(1, "m"))
+    discordance = (fixed + broke) / n
+    assert r.mde is not None
+    assert _mcnemar_power_by_hand(r.mde, n, discordance) >= 0.8
+    assert _mcnemar_power_by_hand(r.mde - 0.002, n, discordance) < 0.8
+
+
+def test_no_mde_beyond_the_scale() -> None:
+    """At n = 2 the t formula gave an MDE of 1,408 points: no change of a 0-100 scale is
+    detected 4 times in 5 there, so there is none."""
+    from ragtui.core.analysis import analyse_metric
+    from ragtui.core.stats import rng_for
+
+    a, b = _yes_no(2, 1, 1)
+    assert analyse_metric("m", a, b, rng=rng_for(1, "m")).mde is None
+    assert _mcnemar_power_by_hand(1.0, 2, 1.0) < 0.8  # even a flip of every case
+
+
+def test_power_at_small_n_is_the_noncentral_t_of_the_mde_beside_it() -> None:
+    """N = 10 continuous scores (the sign-flip test): power from the noncentral t on N - 1
+    degrees of freedom, as the MDE (the normal reference said .88 where the test has .80)."""
+    from ragtui.core.analysis import analyse_metric
+    from ragtui.core.stats import rng_for
+    from ragtui.core.verdict import Method
+
+    gen = np.random.default_rng(3)
+    a = gen.uniform(0.3, 0.7, 10)
+    b = a + gen.normal(0.01, 0.05, 10)
+    r = analyse_metric("m", a, b, rng=rng_for(1, "m"), margin=0.05)
+    assert r.method is Method.SIGN_FLIP and r.se is not None
+    crit, nc = sps.t.ppf(0.975, 9), 0.05 / r.se
+    expected = 1 - sps.nct.cdf(crit, 9, nc) + sps.nct.cdf(-crit, 9, nc)
+    assert r.power == pytest.approx(expected, abs=1e-6)
