@@ -6,8 +6,10 @@
 - beside κ, Gwet's AC1 and the raw agreement: with a dominant label, κ can be near 0 at 99%
   agreement (the prevalence paradox), AC1 is not;
 - scores: Spearman's ρ.
-A pair is flagged when ρ < 0.7, or κ < 0.6 while AC1 agrees that it is low; never on fewer
-than MIN_CASES cases (one or two cases say nothing about a judge).
+A pair is flagged when ρ < 0.7, or κ < 0.6 while AC1 agrees that it is low, or one side gives
+every case the same grade and the other does not (no ranking at all: ρ and κ are undefined
+there, which flagged nothing); never on fewer than MIN_CASES cases (one or two cases say
+nothing about a judge).
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ class Agreement:
     flagged: bool
     weighted: bool = False  # kappa is quadratic-weighted
     ac1: float | None = None
-    raw: float | None = None  # share of cases with the same grade
+    raw: float | None = None  # share of cases with the same grade (with `cut`: the same side)
+    cut: float | None = None  # continuous scores: raw and flips are pass/fail at this cut
+    constant: bool = False  # one side gave every case the same grade, the other did not
 
 
 def normalise_label(label: object) -> str:
@@ -146,7 +150,10 @@ def agreement(
     rho = spearman(x, y)
     raw = float(1 - flips.mean()) if flips.size else None
     kappa_low = kappa is not None and kappa < KAPPA_FLAG and (ac1 is None or ac1 < KAPPA_FLAG)
-    flagged = x.size >= MIN_CASES and ((rho is not None and rho < RHO_FLAG) or kappa_low)
+    constant = bool(x.size) and (np.ptp(x) == 0) != (np.ptp(y) == 0)
+    flagged = x.size >= MIN_CASES and (
+        (rho is not None and rho < RHO_FLAG) or kappa_low or constant
+    )
     order = np.argsort(-np.abs(y - x)[flips], kind="stable")
     return Agreement(
         metric=metric,
@@ -159,4 +166,6 @@ def agreement(
         weighted=weighted,
         ac1=_finite(ac1),
         raw=raw,
+        cut=BINARY_THRESHOLD if cats_x is None else None,
+        constant=bool(constant),
     )

@@ -416,7 +416,9 @@ class Builder:
         for g in [*out.agreement, *out.human]:
             if g.flagged:
                 out.warnings.append(
-                    LowAgreement(g.metric, g.between, g.n, g.kappa, g.rho, len(g.flipped))
+                    LowAgreement(
+                        g.metric, g.between, g.n, g.kappa, g.rho, len(g.flipped), g.constant
+                    )
                 )
 
     def _agreement(self, names: list[str]) -> None:

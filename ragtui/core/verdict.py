@@ -195,6 +195,7 @@ class LowAgreement(Note):
     kappa: float | None
     rho: float | None
     flipped: int
+    constant: bool = False  # one side gave every case the same grade, the other did not
 
 
 @dataclass(frozen=True)

@@ -288,10 +288,15 @@ def note_text(n: Note) -> str:
         case Unpaired(metric=metric, only_a=oa, only_b=ob, n=count):
             return f"{metric}: {oa} cases only in A, {ob} only in B; compared on the {count} both scored"
         case LowAgreement() as g:
-            figures = ", ".join(
+            figures = [
                 f"{k} {fixed(v, 2)}" for k, v in (("κ", g.kappa), ("ρ", g.rho)) if v is not None
+            ]
+            if g.constant:
+                figures.append("one side gives every case the same grade")
+            said = "".join(f"{f}; " for f in figures)
+            return (
+                f"{g.metric}: low agreement, {g.between} ({said}{g.flipped} of {g.n} cases flipped)"
             )
-            return f"{g.metric}: low agreement, {g.between} ({figures}; {g.flipped} of {g.n} cases flipped)"
         case JudgesDisagree(metric=metric, verdicts=verdicts):
             said = "; ".join(f"{judge}: {v}" for judge, v in verdicts)
             return f"{metric}: the verdict depends on the judge ({said})"
@@ -410,8 +415,12 @@ def agreement_text(g: Agreement) -> str:
         figures.append(f"{'weighted κ' if g.weighted else 'κ'} {fixed(g.kappa, 2)}")
     if g.ac1 is not None:
         figures.append(f"AC1 {fixed(g.ac1, 2)}")
-    if g.raw is not None:
+    if g.raw is not None and g.cut is not None:  # continuous scores: pass/fail at the cut
+        figures.append(f"same side of {g.cut * 100:g} in {round(g.raw * g.n)}")
+    elif g.raw is not None:
         figures.append(f"same grade in {round(g.raw * g.n)}")
+    if g.constant:
+        figures.append("one side gives every case the same grade (no ranking to compare)")
     if g.rho is not None:
         figures.append(f"ρ {fixed(g.rho, 2)}")
     flips = ", ".join(g.flipped[:8]) + (", …" if len(g.flipped) > 8 else "")

@@ -7,6 +7,7 @@ import pytest
 from scipy import stats as sps
 
 from ragtui.core import agreement as ag
+from ragtui.format.verdicts import agreement_text
 
 
 def test_cohen_kappa_hand_worked() -> None:
@@ -76,3 +77,22 @@ def test_spearman_matches_scipy_with_ties() -> None:
     y = np.array([0.25, 0.5, 0.75, 1.0, 0.75, 0.0, 1.0, 0.5])
     assert ag.spearman(x, y) == pytest.approx(sps.spearmanr(x, y).statistic)
     assert ag.spearman(x, np.ones_like(x)) is None
+
+
+def test_a_judge_that_gives_every_case_one_score_is_flagged() -> None:
+    """A broken re-judge answering 0.73 to all 40 cases: no ranking at all (scipy's ρ is
+    undefined), and nothing was flagged because only ρ < 0.7 could flag scores."""
+    x = np.round(np.random.default_rng(2).uniform(0, 1, 40), 3)
+    y = np.full(40, 0.73)
+    with pytest.warns(sps.ConstantInputWarning):
+        assert np.isnan(sps.spearmanr(x, y).statistic)
+    g = ag.agreement("m", "A judge vs B judge", np.arange(40), x, y)
+    assert g.rho is None and g.kappa is None and g.flagged and g.constant
+    # the agreement figure of continuous scores is pass/fail at 50, and says so
+    same = int(np.sum((x >= 0.5) == (y >= 0.5)))
+    text = agreement_text(g)
+    assert f"same side of 50 in {same}" in text and "same grade in" not in text
+    assert "one side gives every case the same grade" in text and text.endswith("— LOW")
+    # two judges that both give every case the same grade agree: nothing to flag
+    both = ag.agreement("m", "A judge vs B judge", np.arange(40), y, y.copy())
+    assert not both.flagged and not both.constant

@@ -176,6 +176,9 @@ async def test_rejudge_run_opens_compare_with_judge_agreement(runs, fake, make_a
         order = sorted(old)
         k = kappa([old[c] for c in order], [new[c] for c in order])
         flips = sum(old[c] != new[c] for c in order)
+        while compare.metric != "faithfulness":  # its agreement first in the notes
+            await pilot.press("m")
+            await wait_ready(app, pilot)
         text = screen_text(app)
         assert "A small-generator  vs  B small-generator · fake" in text
         assert f"agreement faithfulness, A judge vs B judge, on 40 cases: κ {k:.2f}" in text
@@ -321,6 +324,9 @@ async def test_J_on_runs_rejudges_the_highlighted_run_and_n_opens_noise(
         await run_form(app, pilot)
         compare = app.screen
         assert isinstance(compare, CompareScreen) and compare.a_run_id == ids["strict-prompt"]
+        while compare.metric != "faithfulness":  # its agreement first in the notes
+            await pilot.press("m")
+            await wait_ready(app, pilot)
         assert "agreement faithfulness, A judge vs B judge" in screen_text(app)
         await pilot.press("escape")
         await wait_ready(app, pilot)

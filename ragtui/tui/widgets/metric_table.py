@@ -294,7 +294,9 @@ def notes(c: Comparison, metric: str | None) -> Text:
         lines += [lit(fmt.ppi_text(p)) for p in c.ppi if p.metric == metric]
     # every metric's agreement: when the judges disagree, that is the news, whatever is selected;
     # the engine's low-agreement notes say the same, so they are not repeated
-    lines += [agreement_line(g) for g in [*c.agreement, *c.human]]
+    # (the selected metric's first: the box may cut the rest)
+    agreements = sorted([*c.agreement, *c.human], key=lambda g: g.metric != metric)
+    lines += [agreement_line(g) for g in agreements]
     # warnings about the selected metric (and about the runs) first: the box may cut the rest
     shown = [w for w in c.warnings if not isinstance(w, LowAgreement)]
     shown.sort(key=lambda w: not _about(w, metric))
