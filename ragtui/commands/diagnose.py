@@ -34,6 +34,7 @@ from ragtui.format import (
     plural,
     printable,
     pts,
+    rerun_values_text,
     short_pts,
     signed_pts,
     word_diff,
@@ -152,6 +153,7 @@ def _print_case(one: Any) -> None:
         echo(
             printable(f"  {m.metric}")
             + f"  {short_pts(m.a)} → {short_pts(m.b)} ({signed_pts(m.b - m.a)}){mark}"
+            + rerun_values_text(m.a_runs, m.b_runs)
         )
     for at in one.attributions:
         echo(

@@ -124,6 +124,7 @@ class Diagnosis:
     # every paired case has the same (non-empty) answer and the same chunks in A and B (a
     # re-judge against its parent): whatever fell, the judge did it, not a pipeline stage
     same_output: bool = False
+    b_runs: tuple[str, ...] = ()  # B and its reruns: B's value is their mean, as in compare
     # every case's class (the screens list them; --json carries only the counts above)
     history: History | None = field(default=None, repr=False, compare=False)
 
@@ -142,6 +143,7 @@ class Diagnosis:
             "a_name": self.a_name,
             "b_name": self.b_name,
             "a_runs": list(self.a_runs),
+            "b_runs": list(self.b_runs),
             "noise_rule": self.noise_rule,
             "min_drop": self.min_drop,
             "roles": self.roles.to_json(),
@@ -300,6 +302,7 @@ def diagnose(
         costs=tuple(cost_deltas(cost_a, cost_b)),
         warnings=tuple([*paired.warnings, *found.notes, *classes.notes]),
         same_output=same_output,
+        b_runs=paired.b_runs,
         history=classes,
     )
 
@@ -318,8 +321,9 @@ class MetricMove:
     metric: str
     a: float
     a_runs: tuple[float, ...]
-    b: float
+    b: float  # the mean of B's reruns
     fell: bool
+    b_runs: tuple[float, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -327,6 +331,7 @@ class MetricMove:
             "a": self.a,
             "a_runs": list(self.a_runs),
             "b": self.b,
+            "b_runs": list(self.b_runs),
             "delta": self.b - self.a,
             "fell": self.fell,
         }
@@ -414,8 +419,9 @@ def diagnose_case(
             move = facts.moves.get(metric)
             if move is None:
                 continue
+            a_runs, b_runs = paired.a_values(mi, ci), paired.b_values(mi, ci)
             moves.append(
-                MetricMove(metric, move.a, tuple(paired.a_values(mi, ci)), move.b, move.fell)
+                MetricMove(metric, move.a, tuple(a_runs), move.b, move.fell, tuple(b_runs))
             )
             if move.fell:
                 why = attribute(facts.moves, found, facts.claims, facts.retrieval)

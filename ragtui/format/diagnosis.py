@@ -46,15 +46,29 @@ def attribution_line(
     return f"{head}: {plural(n_fell, 'case')} fell — " + ", ".join(parts)
 
 
-def noise_rule_line(a_runs: int, min_drop: float) -> str:
+def noise_rule_line(a_runs: int, min_drop: float, b_runs: int = 1) -> str:
+    """How "fell" was judged. B's value is the mean of its reruns (as compare shows it); A's
+    reruns, when there are several, measure the per-case noise that B must fall below."""
+    b = f"B (the mean of its {b_runs} reruns)" if b_runs >= 2 else "B"
     if a_runs >= 2:
         return (
-            f"a case fell when B is below every one of A's {a_runs} reruns (their per-case noise)"
+            f"a case fell when {b} is below every one of A's {a_runs} reruns (their per-case noise)"
         )
+    head = "it dropped" if b_runs < 2 else f"{b} dropped"
     return (
-        f"a case fell when it dropped by at least {min_drop * 100:g} points "
+        f"a case fell when {head} by at least {min_drop * 100:g} points "
         "(A has no reruns to measure per-case noise; set it with --min-drop)"
     )
+
+
+def rerun_values_text(a_runs: Iterable[float], b_runs: Iterable[float]) -> str:
+    """ " · A's reruns 100 / 80 · B's reruns 100 / 0": the values each side's mean is of
+    (empty when neither side has reruns)."""
+    out = ""
+    for side, values in (("A", list(a_runs)), ("B", list(b_runs))):
+        if len(values) > 1:
+            out += f" · {side}'s reruns " + " / ".join(short_pts(v) for v in values)
+    return out
 
 
 def cause_text(cause: str, stage: str, basis: str, missing: tuple[str, ...] = ()) -> str:
@@ -261,11 +275,12 @@ def diagnosis_summary_lines(d: Any, worst: int = 10) -> list[str]:
     out: list[str] = []
     echo = out.append
     reruns = f", {len(d.a_runs)} reruns" if len(d.a_runs) > 1 else ""
+    b_reruns = f", {len(d.b_runs)} reruns" if len(d.b_runs) > 1 else ""
     echo(
-        printable(f"A {d.a_name} ({d.a}{reruns})  vs  B {d.b_name} ({d.b})")
+        printable(f"A {d.a_name} ({d.a}{reruns})  vs  B {d.b_name} ({d.b}{b_reruns})")
         + f" · {d.n_cases} paired cases"
     )
-    echo(noise_rule_line(len(d.a_runs), d.min_drop))
+    echo(noise_rule_line(len(d.a_runs), d.min_drop, len(d.b_runs)))
     echo("")
     echo("stages")
     for m in d.metrics:

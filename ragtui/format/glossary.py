@@ -54,6 +54,8 @@ GLOSSARY: dict[str, str] = {
     "stage": "which part of the pipeline made a case worse: retrieval (the chunks), "
     "generation (the answer), or the judge when A and B gave the same answers and chunks "
     "(a re-judge), from the metrics that fell",
+    "fell": "a case fell when B's value (the mean of B's reruns) is below every one of A's "
+    "reruns, or, when A has no reruns, at least 10 points (--min-drop) below A",
     "regraded": "A and B gave the same answers and chunks: the case fell by the judge alone",
     "retrieval miss": "context recall fell, or a claim lost its support and its chunk left "
     "the retrieval",

@@ -1,0 +1,62 @@
+"""B's reruns in the diagnosis and the case classes, on small hand-built histories.
+
+Every expectation is worked by hand from README's rules: a case's value is the mean of its
+reruns on both sides; a case falls when that B value is below every A rerun, or (one A run)
+at least 10 points below A; a case whose candidate config's reruns disagree is flaky.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragtui.core.compare import compare_runs
+from ragtui.core.diagnosis import diagnose, diagnose_case
+from ragtui.core.store import Store
+from ragtui.format import diagnosis_summary_lines
+from tests.core.diagnosis_builder import case, chunks, write
+
+CASES = [f"k{i:02d}" for i in range(6)]
+
+
+def _run(root: Path, run_id: str, fails: set[str], generator: str, day: int, seed: int = 0) -> None:
+    cases = [
+        case(
+            cid,
+            {"faithfulness": 0.0 if cid in fails else 1.0, "context_recall": 1.0},
+            contexts=chunks("x-1", "y-1"),
+            answer=f"{generator} answers {cid}",
+        )
+        for cid in CASES
+    ]
+    write(root, run_id, cases, config={"generator": generator, "seed": seed}, day=day)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory):
+    """A passes everything; B and its rerun B2 (one config) each fail one case: B k01, B2 k00."""
+    root = tmp_path_factory.mktemp("breruns")
+    _run(root, "A", set(), "a", day=1)
+    _run(root, "B", {"k01"}, "b", day=2)
+    _run(root, "B2", {"k00"}, "b", day=3, seed=1)
+    with Store.open(root) as s:
+        assert not s.problems
+        yield s
+
+
+def test_b_is_the_mean_of_its_reruns_as_in_compare(store: Store) -> None:
+    d = diagnose(store, "A", "B")
+    faith = next(m for m in d.metrics if m.metric == "faithfulness")
+    # k00: A 1, B (1 + 0) / 2 = 0.5; k01: A 1, B (0 + 1) / 2 = 0.5: both 50 points down
+    assert [(c.case_id, c.a, c.b) for c in faith.cases] == [("k00", 1.0, 0.5), ("k01", 1.0, 0.5)]
+    assert d.b_runs == ("B", "B2")
+    c = compare_runs(store, "A", "B")
+    worst = {x.case_id: (x.a, x.b) for x in c.cases if x.metric == "faithfulness" and x.delta < 0}
+    assert worst == {"k00": (1.0, 0.5), "k01": (1.0, 0.5)}
+    one = diagnose_case(store, "A", "B", "k00")
+    move = next(m for m in one.moves if m.metric == "faithfulness")
+    assert (move.a, move.b, move.b_runs, move.fell) == (1.0, 0.5, (1.0, 0.0), True)
+    lines = diagnosis_summary_lines(d)
+    assert lines[0].endswith("B B (B, 2 reruns) · 6 paired cases")
+    assert "B (the mean of its 2 reruns) dropped by at least 10 points" in lines[1]
