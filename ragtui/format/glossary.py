@@ -66,9 +66,10 @@ GLOSSARY: dict[str, str] = {
     "unattributed": "the metrics needed to tell the stage are missing",
     "top-k overlap": "the share of chunks the top k of A and of B have in common (Jaccard), "
     "in points",
-    "newly broken": "passed in every baseline run, fails in the candidate",
-    "newly fixed": "failed in every baseline run, passes in the candidate",
-    "flaky": "passes and fails across reruns of one config",
+    "newly broken": "passed in every baseline run, fails in the candidate and its reruns",
+    "newly fixed": "failed in every baseline run, passes in the candidate and its reruns",
+    "flaky": "passes and fails across reruns of one config (the candidate's own reruns first: "
+    "a case they disagree on is never newly broken or fixed)",
     "stable pass": "passes in every run",
     "stable fail": "fails in every run",
     "varies by config": "passes under some configs and fails under others, steady within each",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ragtui.core.case_history import case_classes, new_failures
 from ragtui.core.compare import compare_runs
 from ragtui.core.diagnosis import diagnose, diagnose_case
 from ragtui.core.store import Store
@@ -60,3 +61,62 @@ def test_b_is_the_mean_of_its_reruns_as_in_compare(store: Store) -> None:
     lines = diagnosis_summary_lines(d)
     assert lines[0].endswith("B B (B, 2 reruns) · 6 paired cases")
     assert "B (the mean of its 2 reruns) dropped by at least 10 points" in lines[1]
+
+
+def _classes(history) -> dict[str, str]:
+    return {c.case_id: c.klass for c in history.cases if c.metric == "faithfulness"}
+
+
+def test_mirror_image_reruns_are_both_flaky(store: Store) -> None:
+    # k00: A ✓, B ✓, B2 ✗; k01: A ✓, B ✗, B2 ✓ — B's config disagrees with itself on both
+    for base in ("A", None):
+        got = _classes(case_classes(store, "B", base=base))
+        assert (got["k00"], got["k01"]) == ("flaky", "flaky"), base
+    assert new_failures(store, "A", "B") == []
+    d = diagnose(store, "A", "B")
+    assert (
+        d.classes["faithfulness"]["flaky"] == 2 and d.classes["faithfulness"]["newly broken"] == 0
+    )
+
+
+@pytest.fixture(scope="module")
+def older(tmp_path_factory: pytest.TempPathFactory):
+    """A passes everything; B0 (day 2) and B (day 3) are one config: on k01 B0 passes, B fails."""
+    root = tmp_path_factory.mktemp("older")
+    _run(root, "A", set(), "a", day=1)
+    _run(root, "B0", set(), "b", day=2)
+    _run(root, "B", {"k01"}, "b", day=3, seed=1)
+    with Store.open(root) as s:
+        assert not s.problems
+        yield s
+
+
+def test_an_older_rerun_of_the_candidate_counts_with_base_too(older: Store) -> None:
+    # k01: A ✓, B0 ✓, B ✗ -> B's config disagrees: flaky with or without --base
+    assert _classes(case_classes(older, "B"))["k01"] == "flaky"
+    assert _classes(case_classes(older, "B", base="A"))["k01"] == "flaky"
+    assert new_failures(older, "A", "B") == []
+
+
+@pytest.fixture(scope="module")
+def later(tmp_path_factory: pytest.TempPathFactory):
+    """A (day 1) passes everything; B (day 2) fails k00; A3, a rerun of A made after B (day 3),
+    fails k00 and k01."""
+    root = tmp_path_factory.mktemp("later")
+    _run(root, "A", set(), "a", day=1)
+    _run(root, "B", {"k00"}, "b", day=2)
+    _run(root, "A3", {"k00", "k01"}, "a", day=3, seed=1)
+    with Store.open(root) as s:
+        assert not s.problems
+        yield s
+
+
+def test_base_runs_newer_than_the_candidate_are_not_its_history(later: Store) -> None:
+    h = case_classes(later, "B", base="A")
+    assert h.baseline_runs == ("A",) and "A3" not in h.runs
+    assert "newer than B left out" in h.notes[0]
+    got = _classes(h)
+    # k00: A ✓ -> B ✗ is newly broken (A3's later ✗ is no history); k01: A ✓, B ✓ stable pass
+    assert (got["k00"], got["k01"]) == ("newly broken", "stable pass")
+    assert got == _classes(case_classes(later, "B"))  # as without --base
+    assert [c.case_id for c in new_failures(later, "A", "B")] == ["k00"]
