@@ -214,6 +214,47 @@ def _facts(
     return _Facts(retrieval, claim_diff, moves)
 
 
+def _answers(store: Store, paired: PairedScores) -> dict[str, dict[str, str | None]]:
+    """run -> case id -> answer, for A and B."""
+    return {
+        run: dict(zip(t["case_id"].to_pylist(), t["answer"].to_pylist(), strict=True))
+        for run in (paired.a, paired.b)
+        for t in [store.cases(run)]
+    }
+
+
+def _same_output(
+    paired: PairedScores,
+    answers: Mapping[str, Mapping[str, str | None]],
+    retrievals: Sequence[RetrievalDiff | None],
+) -> bool:
+    """Every paired case has the same non-empty answer in A and B and the same chunks in the
+    same order (`None`: neither run recorded chunks for it). A case where one side retrieved
+    nothing counts as changed: the retrieval summary leaves such cases out, so it cannot say."""
+    if not paired.case_ids:
+        return False
+    for case_id, diff in zip(paired.case_ids, retrievals, strict=True):
+        a, b = normalise(answers[paired.a].get(case_id)), normalise(answers[paired.b].get(case_id))
+        if not a or a != b:
+            return False
+        if diff is not None and any(c.mark != "kept" for c in diff.chunks):
+            return False
+    return True
+
+
+def output_unchanged(store: Store, paired: PairedScores) -> bool:
+    """Whether A and B gave the same answers and chunks on every paired case (a re-judge): the
+    condition of the *regraded* rule, for one case as for the whole diagnosis. A screen stepping
+    through cases computes it once and passes it to `diagnose_case`."""
+    answers = _answers(store, paired)
+    chunks = _chunks_by_case(case_texts.chunks(store, [paired.a, paired.b]))
+    retrievals = []
+    for case_id in paired.case_ids:
+        ca, cb = chunks.get((paired.a, case_id), []), chunks.get((paired.b, case_id), [])
+        retrievals.append(diff_retrieval(case_id, ca, cb) if ca or cb else None)
+    return _same_output(paired, answers, retrievals)
+
+
 def _check_min_drop(min_drop: float) -> None:
     if not 0.0 < min_drop <= 1.0:
         raise RagtuiError(
@@ -254,21 +295,15 @@ def diagnose(
     chunks = _chunks_by_case(case_texts.chunks(store, [paired.a, paired.b]))
     claims = _claims_by_case(case_texts.claims(store, [paired.a, paired.b]))
     facts = [_facts(paired, ci, chunks, claims, min_drop) for ci in range(len(paired.case_ids))]
-    answers = {
-        run: dict(zip(t["case_id"].to_pylist(), t["answer"].to_pylist(), strict=True))
-        for run in (paired.a, paired.b)
-        for t in [store.cases(run)]
-    }
+    answers = _answers(store, paired)
     changed = sum(
         normalise(answers[paired.a].get(c)) != normalise(answers[paired.b].get(c))
         for c in paired.case_ids
     )
-    answered = all(normalise(answers[paired.a].get(c)) for c in paired.case_ids)
     retrieval = summarise_retrieval(
         [f.retrieval for f in facts if f.retrieval is not None], len(facts)
     )
-    moved = retrieval.with_added + retrieval.with_removed + retrieval.with_moved
-    same_output = bool(paired.case_ids) and answered and changed == 0 and moved == 0
+    same_output = _same_output(paired, answers, [f.retrieval for f in facts])
     results = []
     for metric in chosen:
         fallen = []
@@ -384,9 +419,12 @@ def diagnose_case(
     thresholds: Mapping[str, float] | None = None,
     paired: PairedScores | None = None,
     cluster_field: str | None = None,
+    same_output: bool | None = None,
 ) -> CaseDiagnosis:
     """One case in full. A screen stepping through cases passes the comparison's `paired`
-    (from `paired_scores`, computed once) so each case costs only its own reads."""
+    (from `paired_scores`, computed once) and `same_output` (from `output_unchanged`, once) so
+    each case costs only its own reads; without them they are computed here, as `diagnose`
+    computes them, so one case is attributed by the very rules of the summary."""
     _check_min_drop(min_drop)
     if paired is None:
         paired = paired_scores(
@@ -399,6 +437,8 @@ def diagnose_case(
         side = paired.a if case_a is None else paired.b
         raise RagtuiError(f"no case {case_id!r} in run {side}")
     found = find_roles(paired.metric_names(), roles)
+    if same_output is None:
+        same_output = output_unchanged(store, paired)
     retrieval = diff_retrieval(case_id, case_a.contexts, case_b.contexts)
     claims = diff_claims(case_id, case_a.claims, case_b.claims, retrieval)
     moves: list[MetricMove] = []
@@ -424,7 +464,7 @@ def diagnose_case(
                 MetricMove(metric, move.a, tuple(a_runs), move.b, move.fell, tuple(b_runs))
             )
             if move.fell:
-                why = attribute(facts.moves, found, facts.claims, facts.retrieval)
+                why = attribute(facts.moves, found, facts.claims, facts.retrieval, same_output)
                 attributions.append(_case_attribution(case_id, metric, move, why))
     history = case_classes(
         store, paired.b, base=paired.a, thresholds=thresholds, case_ids={case_id}
