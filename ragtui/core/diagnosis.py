@@ -125,6 +125,7 @@ class Diagnosis:
     # re-judge against its parent): whatever fell, the judge did it, not a pipeline stage
     same_output: bool = False
     b_runs: tuple[str, ...] = ()  # B and its reruns: B's value is their mean, as in compare
+    thresholds: Mapping[str, float] = field(default_factory=dict)  # --pass, per metric
     # every case's class (the screens list them; --json carries only the counts above)
     history: History | None = field(default=None, repr=False, compare=False)
 
@@ -154,6 +155,7 @@ class Diagnosis:
             "retrieval": self.retrieval.to_json(),
             "claims": self.claims.to_json(),
             "classes": {m: dict(c) for m, c in self.classes.items()},
+            "pass_thresholds": dict(self.thresholds),
             "costs": [c.__dict__ for c in self.costs],
             "worst": [c.to_json() for c in self.worst()],
             "warnings": list(self.warnings),
@@ -338,6 +340,7 @@ def diagnose(
         warnings=tuple([*paired.warnings, *found.notes, *classes.notes]),
         same_output=same_output,
         b_runs=paired.b_runs,
+        thresholds=dict(thresholds or {}),
         history=classes,
     )
 

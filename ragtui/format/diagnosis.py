@@ -263,6 +263,16 @@ def case_class_text(
     return f"{klass} · baseline runs {before} · candidate {short_pts(value)} · pass ≥ {short_pts(threshold)}"
 
 
+def pass_rule(thresholds: dict[str, float]) -> str:
+    """The pass rule the case classes used: "faithfulness ≥ 72 (--pass), other metrics: the
+    source's threshold, else ≥ 50"."""
+    rest = "the source's threshold, else ≥ 50"
+    if not thresholds:
+        return rest
+    given = ", ".join(f"{printable(m)} ≥ {v * 100:g}" for m, v in thresholds.items())
+    return f"{given} (--pass), other metrics: {rest}"
+
+
 def class_filter_caption(klass: str | None, count: int | None = None) -> str:
     if klass is None:
         return "every class"
@@ -314,7 +324,7 @@ def diagnosis_summary_lines(d: Any, worst: int = 10) -> list[str]:
         )
     )
     echo("")
-    echo("case classes (B against the runs of A's config; pass: the source's threshold, else ≥ 50)")
+    echo(f"case classes (B against the runs of A's config; pass: {pass_rule(d.thresholds)})")
     for metric, counts in d.classes.items():
         echo("  " + classes_line(metric, dict(counts)))
     if d.costs:

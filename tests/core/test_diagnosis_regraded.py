@@ -72,3 +72,17 @@ def test_a_screen_may_pass_the_condition_it_computed_once(tmp_path: Path, same: 
     with _store(tmp_path, _cases({"k01": 0.0})) as store:
         one = diagnose_case(store, "A", "B", "k01", same_output=same)
         assert {a.cause == "regraded" for a in one.attributions} == {same}
+
+
+def test_the_summary_names_the_pass_threshold_it_applied(tmp_path: Path) -> None:
+    from ragtui.format import diagnosis_summary_lines
+
+    with _store(tmp_path, _cases({"k01": 0.0})) as store:
+        mine = diagnosis_summary_lines(diagnose(store, "A", "B", thresholds={"faithfulness": 0.72}))
+        plain = diagnosis_summary_lines(diagnose(store, "A", "B"))
+    head = "case classes (B against the runs of A's config; pass: "
+    assert (
+        head + "faithfulness ≥ 72 (--pass), other metrics: the source's threshold, else ≥ 50)"
+        in mine
+    )
+    assert head + "the source's threshold, else ≥ 50)" in plain
