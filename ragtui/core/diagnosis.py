@@ -321,7 +321,8 @@ def diagnose(
             MetricAttribution(metric, md.delta, md.verdict, md.reason, md.n, tuple(fallen))
         )
     classes = case_classes(store, paired.b, base=paired.a, metrics=chosen, thresholds=thresholds)
-    cost_a, cost_b = run_costs(store, [paired.a, paired.b])
+    # over the paired cases: a case only one run has would move cost but not quality
+    cost_a, cost_b = run_costs(store, [paired.a, paired.b], case_ids=paired.case_ids)
     return Diagnosis(
         a=paired.a,
         b=paired.b,

@@ -146,11 +146,23 @@ def cost_figure(field: str, value: float | None) -> str:
     return significant(value, 4)
 
 
-def cost_line(field: str, mean_a: float | None, mean_b: float | None, ratio: float | None) -> str:
-    """ "latency: mean 1,144 ms → 652 ms (×0.57)"."""
+def cost_line(
+    field: str,
+    mean_a: float | None,
+    mean_b: float | None,
+    ratio: float | None,
+    n_a: int | None = None,
+    n_b: int | None = None,
+    n_cases: int | None = None,
+) -> str:
+    """ "latency: mean 1,144 ms → 652 ms (×0.57)"; when a side carries the figure on fewer
+    than the `n_cases` compared, " · over 8 → 10 of 10 cases" (its mean is over those)."""
     name = {"latency_ms": "latency"}.get(field, _COST_UNITS.get(field, field))
     text = f"{name}: mean {cost_figure(field, mean_a)} → {cost_figure(field, mean_b)}"
-    return text + ("" if ratio is None else f" (×{ratio:.2f})")
+    text += "" if ratio is None else f" (×{ratio:.2f})"
+    if n_cases is not None and (n_a, n_b) != (n_cases, n_cases):
+        text += f" · over {n_a} → {n_b} of {n_cases} cases"
+    return text
 
 
 def chunk_mark(mark: str, move: int | None) -> str:
@@ -329,9 +341,12 @@ def diagnosis_summary_lines(d: Any, worst: int = 10) -> list[str]:
         echo("  " + classes_line(metric, dict(counts)))
     if d.costs:
         echo("")
-        echo("cost and latency (A → B)")
+        echo(f"cost and latency (A → B, over the {d.n_cases} paired cases)")
         for cd in d.costs:
-            echo("  " + cost_line(cd.field, cd.mean_a, cd.mean_b, cd.ratio))
+            echo(
+                "  "
+                + cost_line(cd.field, cd.mean_a, cd.mean_b, cd.ratio, cd.n_a, cd.n_b, d.n_cases)
+            )
     rows = d.worst(worst)
     if rows:
         echo("")
