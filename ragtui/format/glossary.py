@@ -60,7 +60,8 @@ GLOSSARY: dict[str, str] = {
     "retrieval miss": "context recall fell, or a claim lost its support and its chunk left "
     "the retrieval",
     "retrieval noise": "context precision fell while faithfulness held",
-    "hallucination": "new unsupported claims while the retrieval held",
+    "hallucination": "a claim lost its support, or B makes more unsupported claims than A, "
+    "while the retrieval held",
     "ignored context": "faithfulness fell while the retrieval held",
     "off-intent": "answer relevance fell while every other stage metric held",
     "unattributed": "the metrics needed to tell the stage are missing",

@@ -86,3 +86,46 @@ def test_the_summary_names_the_pass_threshold_it_applied(tmp_path: Path) -> None
         in mine
     )
     assert head + "the source's threshold, else ≥ 50)" in plain
+
+
+def test_an_unsupported_claim_swapped_for_another_is_no_hallucination(tmp_path: Path) -> None:
+    """A had one unsupported claim, which B dropped; B has a different unsupported one: still
+    one unsupported claim, so no new hallucination. Only answer relevance fell (100 -> 25),
+    the rest held: README's rule 5, off-intent. With a second unsupported claim in B it is
+    rule 3, hallucination (B has more unsupported claims than A)."""
+    from ragtui.core.model import Claim
+
+    def claim(text: str, verdict: str) -> Claim:
+        return Claim("faithfulness", text, verdict, ())
+
+    ok = claim("Refunds take 5-10 business days.", "SUPPORTED")
+    old = claim("Refunds arrive by carrier pigeon on Sundays.", "UNSUPPORTED")
+    new = claim("Support is open around the clock in every country.", "UNSUPPORTED")
+    more = claim("Every order ships with a free umbrella.", "UNSUPPORTED")
+    full = {"faithfulness": 1.0, "context_recall": 1.0, "answer_relevance": 1.0}
+    fell = {**full, "answer_relevance": 0.25}
+    ctx = chunks("x-1")
+    write(tmp_path, "A", [case("k", full, contexts=ctx, claims=[ok, old])], day=1)
+    write(
+        tmp_path,
+        "B",
+        [case("k", fell, contexts=ctx, claims=[ok, new], answer="B")],
+        day=2,
+        config={"generator": "b"},
+    )
+    write(
+        tmp_path,
+        "C",
+        [case("k", fell, contexts=ctx, claims=[ok, new, more], answer="C")],
+        day=3,
+        config={"generator": "c"},
+    )
+    with Store.open(tmp_path) as store:
+        swapped = diagnose_case(store, "A", "B", "k")
+        grown = diagnose_case(store, "A", "C", "k")
+    assert [(a.metric, a.cause) for a in swapped.attributions] == [
+        ("answer_relevance", "off-intent")
+    ]
+    assert [(a.metric, a.cause) for a in grown.attributions] == [
+        ("answer_relevance", "hallucination")
+    ]
