@@ -34,6 +34,7 @@ from ragtui.format import (
     plural,
     printable,
     pts,
+    rerun_values_text,
     short_pts,
     signed_pts,
     word_diff,
@@ -152,6 +153,7 @@ def _print_case(one: Any) -> None:
         echo(
             printable(f"  {m.metric}")
             + f"  {short_pts(m.a)} → {short_pts(m.b)} ({signed_pts(m.b - m.a)}){mark}"
+            + rerun_values_text(m.a_runs, m.b_runs)
         )
     for at in one.attributions:
         echo(
@@ -225,7 +227,8 @@ def history_command(
     """Case classes of RUN over its history: newly broken, newly fixed, flaky, stable pass/fail.
 
     Without --base the history is every earlier run of RUN's dataset; with --base it is the
-    base run and its reruns. A case passes when its value reaches the metric's threshold."""
+    base run and its reruns made up to RUN. RUN's own reruns always count: a case they disagree
+    on is flaky. A case passes when its value reaches the metric's threshold."""
     from ragtui.core.case_history import CLASSES, case_classes
 
     if klass is not None and klass not in CLASSES:
@@ -256,12 +259,20 @@ def history_command(
     if not klass:
         hidden = len(h.cases) - len(shown)
         click.echo(f"cases ({hidden} stable pass not listed; --class 'stable pass' lists them)")
-    click.echo("marks: the baseline runs, oldest first → the candidate (✓ pass, ✗ fail, ! error)")
+    click.echo(
+        "marks: the baseline runs, oldest first → the candidate, then its reruns outside the "
+        "baseline (✓ pass, ✗ fail, ! error)"
+    )
     width_id = max((len(printable(c.case_id)) for c in shown), default=0)
     width_m = max((len(printable(c.metric)) for c in shown), default=0)
     for c in shown:
         marks = "".join(_MARK[o.passed] for o in c.history if o.baseline)
-        marks = f"{marks or '—'} → {_MARK[c.candidate.passed]}"
+        rerun_marks = "".join(
+            _MARK[o.passed]
+            for o in c.history
+            if o.run_id in h.candidate_runs and not o.baseline and o.run_id != h.run
+        )
+        marks = f"{marks or '—'} → {_MARK[c.candidate.passed]}{rerun_marks}"
         click.echo(
             f"  {printable(c.case_id):<{width_id}}  {printable(c.metric):<{width_m}}  "
             f"{c.klass:<16} {short_pts(c.candidate.value):>5}  {marks}"

@@ -7,9 +7,9 @@ points). It *held* when both runs scored it and it did not fall. The rules, firs
 1. retrieval miss     context recall fell; or a claim lost its support and every chunk that
                       supported it in A is gone from B's retrieval
 2. retrieval noise    context precision fell while faithfulness held
-3. hallucination      B makes new unsupported claims while retrieval held (context recall held;
-                      without a recall metric: every chunk that supported A's claims is still
-                      retrieved)
+3. hallucination      a claim lost its support, or B makes more unsupported claims than A, while
+                      retrieval held (context recall held; without a recall metric: every
+                      chunk that supported A's claims is still retrieved)
 4. ignored context    faithfulness fell while retrieval held (as in 3)
 5. off-intent         answer relevance fell while every other stage metric scored held
 6. unattributed       the metrics needed to tell are missing (their names are listed)
@@ -174,8 +174,10 @@ def attribute(
     else:
         kept = _supporting_chunks_kept(claims, retrieval)
         retrieval_held, how = bool(kept), "chunks kept"
+    # a claim that lost its support, or more unsupported claims than A had (a net growth: one
+    # unsupported claim swapped for another is no new hallucination)
     new_unsupported = claims is not None and (
-        claims.new_unsupported > 0 or claims.count("lost support") > 0
+        claims.count("lost support") > 0 or claims.more_unsupported
     )
     if new_unsupported and retrieval_held:
         return Attribution("hallucination", f"new unsupported claims, {how}")

@@ -5,7 +5,8 @@ gave for that metric, else the score's own threshold when the source stated one 
 does), else 0.5 (so PARTIAL and 3 on a 1-5 scale pass). An errored score neither passes nor
 fails. Classes of one case and metric, first match wins:
 
-- flaky             the candidate disagrees with a baseline rerun of its own config
+- flaky             the candidate's config disagrees with itself: its reruns (the runs
+                    compare averages as B, newer ones included) pass and fail
 - newly broken      passed in every baseline run that scored it, fails in the candidate
 - newly fixed       failed in every baseline run, passes in the candidate
 - flaky             passes and fails across reruns of one config (the base's, the
@@ -15,7 +16,10 @@ fails. Classes of one case and metric, first match wins:
 - no history / unscored   no baseline run scored it / the candidate did not score it
 
 The baseline is the base run and its reruns (`base` given), else every earlier run of the same
-dataset (name and version). Runs newer than the candidate are not its history.
+dataset (name and version). Runs newer than the candidate are not its history (a newer rerun of
+the base's config included); only the candidate's own reruns count whenever they were made,
+because they are the candidate: compare averages them into B, so a case whose reruns disagree
+is flaky wherever it is shown, never newly broken on one rerun and fine on the other.
 """
 
 from __future__ import annotations
@@ -81,6 +85,8 @@ class History:
     metrics: tuple[str, ...]
     cases: tuple[CaseClass, ...]
     notes: tuple[str, ...] = ()
+    # the candidate and its reruns (its config's runs of the dataset, as compare pools them)
+    candidate_runs: tuple[str, ...] = ()
 
     def counts(self) -> dict[str, dict[str, int]]:
         """metric -> class -> number of cases (every class present, zeros included)."""
@@ -98,6 +104,7 @@ class History:
             "base": self.base,
             "baseline_runs": list(self.baseline_runs),
             "runs": list(self.runs),
+            "candidate_runs": list(self.candidate_runs),
             "metrics": list(self.metrics),
             "pass_rule": "value >= threshold: the user's, else the source's, else 0.5",
             "counts": self.counts(),
@@ -120,13 +127,14 @@ def _dataset_runs(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 def _classify(
     cand: bool,
-    base: list[bool],
     own: list[bool],
+    base: list[bool],
     groups: list[list[bool]],
     everything: list[bool],
 ) -> str:
-    """`own`: the case in the baseline runs of the candidate's own config. A candidate that
-    disagrees with a rerun of its own config is flaky, never newly broken or fixed."""
+    """`own`: the case in every run of the candidate's config (the candidate included). Its
+    reruns disagreeing make it flaky before anything else: which of them would be "the"
+    candidate is chance, so it is never newly broken or fixed on one of them."""
     if any(p != cand for p in own):
         return "flaky"
     if base and all(base) and not cand:
@@ -145,30 +153,48 @@ def _classify(
 def _runs_considered(
     store: Store, run_id: str, base: str | None, notes: list[str]
 ) -> tuple[str | None, list[str], list[str], list[list[str]]]:
-    """(base id, history oldest first, baseline runs, config groups checked for flakiness)."""
+    """(base id, history oldest first, baseline runs, config groups checked for flakiness).
+    The history always holds the candidate's reruns (see the module's docstring)."""
+    when = {r["run_id"]: (r["created_at"], r["run_id"]) for r in store.runs().to_pylist()}
+    own = store.reruns(run_id)
     if base is None:
         dataset = _dataset_runs(store, run_id)
-        history = [r["run_id"] for r in dataset]
+        earlier = [r["run_id"] for r in dataset]
         by_config: dict[str, list[str]] = {}
         for r in dataset:
             by_config.setdefault(r["config_key"], []).append(r["run_id"])
-        baseline = [r for r in history if r != run_id]
+        baseline = [r for r in earlier if r != run_id]
         if not baseline:
             notes.append(f"{run_id} is the first run of its dataset: there is no history yet")
-        return None, history, baseline, list(by_config.values())
+        groups = [g for g in by_config.values() if run_id not in g]
+        history = sorted(set(earlier) | set(own), key=lambda r: when[r])
+        return None, history, baseline, [*groups, own]
     base_id = store.resolve_run(base)
     if base_id == run_id:
         raise RagtuiError(f"base and candidate are the same run ({run_id})")
-    baseline = [r for r in store.reruns(base_id) if r != run_id]
-    own = store.reruns(run_id)
+    # The base itself is always the baseline (it was named); its reruns only up to the candidate.
+    baseline = [
+        r
+        for r in store.reruns(base_id)
+        if r != run_id and (r == base_id or when[r] <= when[run_id])
+    ]
+    later = len(store.reruns(base_id)) - len(baseline) - (run_id in store.reruns(base_id))
+    if later:
+        notes.append(
+            f"{_n_runs(later)} of {base_id}'s config newer than {run_id} left out: "
+            "runs newer than the candidate are not its history"
+        )
     if store.run(base_id).dataset != store.run(run_id).dataset:
         notes.append(
             f"the base {base_id} and the candidate {run_id} are on different datasets "
             "(or versions): a case id may not be the same question"
         )
-    when = {r["run_id"]: (r["created_at"], r["run_id"]) for r in store.runs().to_pylist()}
     history = sorted(set(baseline) | set(own), key=lambda r: when[r])
     return base_id, history, baseline, [baseline, own]
+
+
+def _n_runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
 
 
 def case_classes(
@@ -210,7 +236,7 @@ def case_classes(
                 stated,
             )
     in_baseline = set(baseline)
-    same_config = set(store.reruns(run_id)) & in_baseline
+    own_runs = [r for r in history if r in set(store.reruns(run_id))]
 
     def threshold(metric: str, stated: float | None) -> tuple[float, str]:
         if metric in thresholds:
@@ -239,8 +265,8 @@ def case_classes(
             klass = "no history"
         else:
             per_group = [[judged[r] for r in g if r in judged] for g in groups]
-            own = [p for r, p in judged.items() if r in same_config]
-            klass = _classify(cand.passed, base_pass, own, per_group, list(judged.values()))
+            own = [judged[r] for r in own_runs if r in judged]
+            klass = _classify(cand.passed, own, base_pass, per_group, list(judged.values()))
         cases.append(
             CaseClass(case_id, metric, klass, thr, thr_from, cand, tuple(outcomes.values()))
         )
@@ -252,6 +278,7 @@ def case_classes(
         metrics=tuple(names),
         cases=tuple(cases),
         notes=tuple(notes),
+        candidate_runs=tuple(own_runs),
     )
 
 

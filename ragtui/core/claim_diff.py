@@ -61,6 +61,14 @@ class ClaimDiff:
         return sum(c.change == "new" and c.verdict_b == "UNSUPPORTED" for c in self.changes)
 
     @property
+    def more_unsupported(self) -> bool:
+        """B makes more unsupported claims than A: a new unsupported claim that stands in for
+        an unsupported one A dropped (or had fixed) is no new hallucination."""
+        a = sum(c.text_a is not None and c.verdict_a == "UNSUPPORTED" for c in self.changes)
+        b = sum(c.text_b is not None and c.verdict_b == "UNSUPPORTED" for c in self.changes)
+        return b > a
+
+    @property
     def lost_chunk_gone(self) -> int:
         return sum(c.change == "lost support" and c.chunk_gone is True for c in self.changes)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,17 +139,23 @@ def _metadata(text: str | None) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def run_costs(store: Store, run_ids: Sequence[str]) -> list[RunCosts]:
-    """Totals and means of latency, tokens and cost, per run, in the order given."""
+def run_costs(
+    store: Store, run_ids: Sequence[str], case_ids: Collection[str] | None = None
+) -> list[RunCosts]:
+    """Totals and means of latency, tokens and cost, per run, in the order given; over the
+    cases `case_ids` only when given (A vs B: the paired cases, as quality is)."""
     per_run: dict[str, list[dict[str, Any]]] = {r: [] for r in run_ids}
+    wanted = None if case_ids is None else set(case_ids)
     table = case_texts.case_extras(store, list(run_ids))
-    for run_id, latency, meta in zip(
+    for run_id, case_id, latency, meta in zip(
         table["run_id"].to_pylist(),
+        table["case_id"].to_pylist(),
         table["latency_ms"].to_pylist(),
         table["metadata"].to_pylist(),
         strict=True,
     ):
-        per_run[run_id].append(case_figures(latency, _metadata(meta)))
+        if wanted is None or case_id in wanted:
+            per_run[run_id].append(case_figures(latency, _metadata(meta)))
     out = []
     for run_id, rows in per_run.items():
         figures = []
@@ -172,6 +178,8 @@ class CostDelta:
     mean_b: float | None
     delta: float | None  # mean B - mean A
     ratio: float | None  # mean B / mean A
+    n_a: int = 0  # A's cases that carry the figure (its mean is over them)
+    n_b: int = 0
 
 
 def cost_deltas(a: RunCosts, b: RunCosts) -> list[CostDelta]:
@@ -186,7 +194,7 @@ def cost_deltas(a: RunCosts, b: RunCosts) -> list[CostDelta]:
         ratio = None if ma is None or mb is None or ma == 0 else mb / ma
         if ratio is not None and not math.isfinite(ratio):
             ratio = None  # a tiny A over a big B: no ratio worth printing (and JSON has no inf)
-        out.append(CostDelta(field, ma, mb, delta, ratio))
+        out.append(CostDelta(field, ma, mb, delta, ratio, fa.n if fa else 0, fb.n if fb else 0))
     return out
 
 

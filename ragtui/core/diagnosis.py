@@ -124,6 +124,8 @@ class Diagnosis:
     # every paired case has the same (non-empty) answer and the same chunks in A and B (a
     # re-judge against its parent): whatever fell, the judge did it, not a pipeline stage
     same_output: bool = False
+    b_runs: tuple[str, ...] = ()  # B and its reruns: B's value is their mean, as in compare
+    thresholds: Mapping[str, float] = field(default_factory=dict)  # --pass, per metric
     # every case's class (the screens list them; --json carries only the counts above)
     history: History | None = field(default=None, repr=False, compare=False)
 
@@ -142,6 +144,7 @@ class Diagnosis:
             "a_name": self.a_name,
             "b_name": self.b_name,
             "a_runs": list(self.a_runs),
+            "b_runs": list(self.b_runs),
             "noise_rule": self.noise_rule,
             "min_drop": self.min_drop,
             "roles": self.roles.to_json(),
@@ -152,6 +155,7 @@ class Diagnosis:
             "retrieval": self.retrieval.to_json(),
             "claims": self.claims.to_json(),
             "classes": {m: dict(c) for m, c in self.classes.items()},
+            "pass_thresholds": dict(self.thresholds),
             "costs": [c.__dict__ for c in self.costs],
             "worst": [c.to_json() for c in self.worst()],
             "warnings": list(self.warnings),
@@ -212,6 +216,47 @@ def _facts(
     return _Facts(retrieval, claim_diff, moves)
 
 
+def _answers(store: Store, paired: PairedScores) -> dict[str, dict[str, str | None]]:
+    """run -> case id -> answer, for A and B."""
+    return {
+        run: dict(zip(t["case_id"].to_pylist(), t["answer"].to_pylist(), strict=True))
+        for run in (paired.a, paired.b)
+        for t in [store.cases(run)]
+    }
+
+
+def _same_output(
+    paired: PairedScores,
+    answers: Mapping[str, Mapping[str, str | None]],
+    retrievals: Sequence[RetrievalDiff | None],
+) -> bool:
+    """Every paired case has the same non-empty answer in A and B and the same chunks in the
+    same order (`None`: neither run recorded chunks for it). A case where one side retrieved
+    nothing counts as changed: the retrieval summary leaves such cases out, so it cannot say."""
+    if not paired.case_ids:
+        return False
+    for case_id, diff in zip(paired.case_ids, retrievals, strict=True):
+        a, b = normalise(answers[paired.a].get(case_id)), normalise(answers[paired.b].get(case_id))
+        if not a or a != b:
+            return False
+        if diff is not None and any(c.mark != "kept" for c in diff.chunks):
+            return False
+    return True
+
+
+def output_unchanged(store: Store, paired: PairedScores) -> bool:
+    """Whether A and B gave the same answers and chunks on every paired case (a re-judge): the
+    condition of the *regraded* rule, for one case as for the whole diagnosis. A screen stepping
+    through cases computes it once and passes it to `diagnose_case`."""
+    answers = _answers(store, paired)
+    chunks = _chunks_by_case(case_texts.chunks(store, [paired.a, paired.b]))
+    retrievals = []
+    for case_id in paired.case_ids:
+        ca, cb = chunks.get((paired.a, case_id), []), chunks.get((paired.b, case_id), [])
+        retrievals.append(diff_retrieval(case_id, ca, cb) if ca or cb else None)
+    return _same_output(paired, answers, retrievals)
+
+
 def _check_min_drop(min_drop: float) -> None:
     if not 0.0 < min_drop <= 1.0:
         raise RagtuiError(
@@ -252,21 +297,15 @@ def diagnose(
     chunks = _chunks_by_case(case_texts.chunks(store, [paired.a, paired.b]))
     claims = _claims_by_case(case_texts.claims(store, [paired.a, paired.b]))
     facts = [_facts(paired, ci, chunks, claims, min_drop) for ci in range(len(paired.case_ids))]
-    answers = {
-        run: dict(zip(t["case_id"].to_pylist(), t["answer"].to_pylist(), strict=True))
-        for run in (paired.a, paired.b)
-        for t in [store.cases(run)]
-    }
+    answers = _answers(store, paired)
     changed = sum(
         normalise(answers[paired.a].get(c)) != normalise(answers[paired.b].get(c))
         for c in paired.case_ids
     )
-    answered = all(normalise(answers[paired.a].get(c)) for c in paired.case_ids)
     retrieval = summarise_retrieval(
         [f.retrieval for f in facts if f.retrieval is not None], len(facts)
     )
-    moved = retrieval.with_added + retrieval.with_removed + retrieval.with_moved
-    same_output = bool(paired.case_ids) and answered and changed == 0 and moved == 0
+    same_output = _same_output(paired, answers, [f.retrieval for f in facts])
     results = []
     for metric in chosen:
         fallen = []
@@ -282,7 +321,8 @@ def diagnose(
             MetricAttribution(metric, md.delta, md.verdict, md.reason, md.n, tuple(fallen))
         )
     classes = case_classes(store, paired.b, base=paired.a, metrics=chosen, thresholds=thresholds)
-    cost_a, cost_b = run_costs(store, [paired.a, paired.b])
+    # over the paired cases: a case only one run has would move cost but not quality
+    cost_a, cost_b = run_costs(store, [paired.a, paired.b], case_ids=paired.case_ids)
     return Diagnosis(
         a=paired.a,
         b=paired.b,
@@ -300,6 +340,8 @@ def diagnose(
         costs=tuple(cost_deltas(cost_a, cost_b)),
         warnings=tuple([*paired.warnings, *found.notes, *classes.notes]),
         same_output=same_output,
+        b_runs=paired.b_runs,
+        thresholds=dict(thresholds or {}),
         history=classes,
     )
 
@@ -318,8 +360,9 @@ class MetricMove:
     metric: str
     a: float
     a_runs: tuple[float, ...]
-    b: float
+    b: float  # the mean of B's reruns
     fell: bool
+    b_runs: tuple[float, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -327,6 +370,7 @@ class MetricMove:
             "a": self.a,
             "a_runs": list(self.a_runs),
             "b": self.b,
+            "b_runs": list(self.b_runs),
             "delta": self.b - self.a,
             "fell": self.fell,
         }
@@ -379,9 +423,12 @@ def diagnose_case(
     thresholds: Mapping[str, float] | None = None,
     paired: PairedScores | None = None,
     cluster_field: str | None = None,
+    same_output: bool | None = None,
 ) -> CaseDiagnosis:
     """One case in full. A screen stepping through cases passes the comparison's `paired`
-    (from `paired_scores`, computed once) so each case costs only its own reads."""
+    (from `paired_scores`, computed once) and `same_output` (from `output_unchanged`, once) so
+    each case costs only its own reads; without them they are computed here, as `diagnose`
+    computes them, so one case is attributed by the very rules of the summary."""
     _check_min_drop(min_drop)
     if paired is None:
         paired = paired_scores(
@@ -394,6 +441,8 @@ def diagnose_case(
         side = paired.a if case_a is None else paired.b
         raise RagtuiError(f"no case {case_id!r} in run {side}")
     found = find_roles(paired.metric_names(), roles)
+    if same_output is None:
+        same_output = output_unchanged(store, paired)
     retrieval = diff_retrieval(case_id, case_a.contexts, case_b.contexts)
     claims = diff_claims(case_id, case_a.claims, case_b.claims, retrieval)
     moves: list[MetricMove] = []
@@ -414,11 +463,12 @@ def diagnose_case(
             move = facts.moves.get(metric)
             if move is None:
                 continue
+            a_runs, b_runs = paired.a_values(mi, ci), paired.b_values(mi, ci)
             moves.append(
-                MetricMove(metric, move.a, tuple(paired.a_values(mi, ci)), move.b, move.fell)
+                MetricMove(metric, move.a, tuple(a_runs), move.b, move.fell, tuple(b_runs))
             )
             if move.fell:
-                why = attribute(facts.moves, found, facts.claims, facts.retrieval)
+                why = attribute(facts.moves, found, facts.claims, facts.retrieval, same_output)
                 attributions.append(_case_attribution(case_id, metric, move, why))
     history = case_classes(
         store, paired.b, base=paired.a, thresholds=thresholds, case_ids={case_id}

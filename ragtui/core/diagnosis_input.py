@@ -1,8 +1,8 @@
 """The one place diagnosis reads the comparison engine (a thin adapter).
 
 Diagnosis needs, per metric, the comparison's Δ and verdict, and per case the value of every
-rerun of A and of B. Today that comes from `compare.compare_runs` and `compare_data.ScoreGrid`;
-when the comparison engine changes, only this module is re-pointed.
+rerun of A and of B. Today that comes from `compare.compare_runs` and its per-metric
+`replicates`; when the comparison engine changes, only this module is re-pointed.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import numpy as np
 
 from ragtui.core import stats
 from ragtui.core.compare import Comparison, compare_runs
-from ragtui.core.compare_data import ScoreGrid
 from ragtui.core.errors import RagtuiError, UnknownMetricError
 from ragtui.core.store import Store
 
@@ -33,7 +32,9 @@ class MetricDelta:
 
 @dataclass(frozen=True)
 class PairedScores:
-    """A vs B: per metric the comparison's figures; per case every A rerun's value and B's."""
+    """A vs B: per metric the comparison's figures; per case the value of every rerun of A and
+    of every rerun of B, exactly the values the comparison averages (a rerun the comparison
+    left out of a metric as a cache hit is NaN there)."""
 
     a: str
     b: str
@@ -43,20 +44,30 @@ class PairedScores:
     metrics: tuple[MetricDelta, ...]
     warnings: tuple[str, ...]
     case_ids: tuple[str, ...]  # cases scored in both runs on some metric, sorted
-    # values[r, m, c]: run r (A's runs, then B), metric m, case c; NaN when not scored
-    values: np.ndarray = field(repr=False, compare=False)
+    # values_a[r, m, c]: A's run r, metric m, case c; NaN when not scored or not paired
+    values_a: np.ndarray = field(repr=False, compare=False)
+    values_b: np.ndarray = field(repr=False, compare=False)  # the same for B's runs
+    b_runs: tuple[str, ...] = ()  # B and the reruns averaged into its value, B first
 
     def metric_names(self) -> list[str]:
         return [m.metric for m in self.metrics]
 
     def a_values(self, metric: int, case: int) -> list[float]:
         """The scores of A's reruns for one case (those that scored it)."""
-        col = self.values[:-1, metric, case]
-        return [float(v) for v in col[~np.isnan(col)]]
+        return _present(self.values_a[:, metric, case])
+
+    def b_values(self, metric: int, case: int) -> list[float]:
+        """The scores of B's reruns for one case (those that scored it)."""
+        return _present(self.values_b[:, metric, case])
 
     def b_value(self, metric: int, case: int) -> float | None:
-        v = self.values[-1, metric, case]
-        return None if np.isnan(v) else float(v)
+        """B's value as the comparison shows it: the mean of B's reruns."""
+        got = self.b_values(metric, case)
+        return sum(got) / len(got) if got else None
+
+
+def _present(column: np.ndarray) -> list[float]:
+    return [float(v) for v in column[~np.isnan(column)]]
 
 
 def _metric_delta(c: Comparison, name: str) -> MetricDelta:
@@ -92,16 +103,7 @@ def paired_scores(
         raise RagtuiError(
             f"runs {c.a} and {c.b} share no scored case on any metric: nothing to diagnose"
         )
-    run_ids = [*c.reruns_a, c.b]
-    grid = ScoreGrid(store.scores(run_ids, names, ordered=False), run_ids, names)
-    # A metric pairs a case when A's own run and B both scored it (as in the comparison);
-    # elsewhere every row is NaN, so an A rerun alone never makes a pair.
-    both = (grid.state[0] == 1) & (grid.state[-1] == 1)  # [metric, case]
-    values = np.where(both[None, :, :], grid.value, np.nan)
-    paired = both.any(axis=0)
-    order = np.argsort(grid.case_ids[paired], kind="stable")
-    case_ids = grid.case_ids[paired][order]
-    values = values[:, :, paired][:, :, order]
+    case_ids, values_a, values_b = _replicate_values(c, names)
     return PairedScores(
         a=c.a,
         b=c.b,
@@ -110,9 +112,34 @@ def paired_scores(
         a_runs=tuple(c.reruns_a),
         metrics=tuple(_metric_delta(c, n) for n in names),
         warnings=tuple(_note_texts(c)),
-        case_ids=tuple(str(x) for x in case_ids),
-        values=values,
+        case_ids=case_ids,
+        values_a=values_a,
+        values_b=values_b,
+        b_runs=tuple(c.reruns_b or [c.b]),
     )
+
+
+def _replicate_values(
+    c: Comparison, names: Sequence[str]
+) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """The comparison's own per-case values of both sides' reruns (its `replicates`), laid out
+    as [run, metric, case]: diagnosis reads A and B exactly as compare does, B's reruns
+    included, so a case's values are the same on every screen."""
+    reps = [c.replicates[m] for m in names]
+    case_ids = tuple(sorted({str(x) for r in reps for x in r.case_ids}))
+    col = {cid: i for i, cid in enumerate(case_ids)}
+    runs_a, runs_b = list(c.reruns_a), list(c.reruns_b or [c.b])
+    values_a = np.full((len(runs_a), len(names), len(case_ids)), np.nan)
+    values_b = np.full((len(runs_b), len(names), len(case_ids)), np.nan)
+    for mi, rep in enumerate(reps):
+        cols = [col[str(x)] for x in rep.case_ids]
+        for out, runs, rows, values in (
+            (values_a, runs_a, rep.runs_a, rep.values_a),
+            (values_b, runs_b, rep.runs_b, rep.values_b),
+        ):
+            for run, row in zip(rows, values, strict=True):
+                out[runs.index(run), mi, cols] = row
+    return case_ids, values_a, values_b
 
 
 def _note_texts(c: Comparison) -> list[str]:

@@ -46,15 +46,29 @@ def attribution_line(
     return f"{head}: {plural(n_fell, 'case')} fell — " + ", ".join(parts)
 
 
-def noise_rule_line(a_runs: int, min_drop: float) -> str:
+def noise_rule_line(a_runs: int, min_drop: float, b_runs: int = 1) -> str:
+    """How "fell" was judged. B's value is the mean of its reruns (as compare shows it); A's
+    reruns, when there are several, measure the per-case noise that B must fall below."""
+    b = f"B (the mean of its {b_runs} reruns)" if b_runs >= 2 else "B"
     if a_runs >= 2:
         return (
-            f"a case fell when B is below every one of A's {a_runs} reruns (their per-case noise)"
+            f"a case fell when {b} is below every one of A's {a_runs} reruns (their per-case noise)"
         )
+    head = "it dropped" if b_runs < 2 else f"{b} dropped"
     return (
-        f"a case fell when it dropped by at least {min_drop * 100:g} points "
+        f"a case fell when {head} by at least {min_drop * 100:g} points "
         "(A has no reruns to measure per-case noise; set it with --min-drop)"
     )
+
+
+def rerun_values_text(a_runs: Iterable[float], b_runs: Iterable[float]) -> str:
+    """ " · A's reruns 100 / 80 · B's reruns 100 / 0": the values each side's mean is of
+    (empty when neither side has reruns)."""
+    out = ""
+    for side, values in (("A", list(a_runs)), ("B", list(b_runs))):
+        if len(values) > 1:
+            out += f" · {side}'s reruns " + " / ".join(short_pts(v) for v in values)
+    return out
 
 
 def cause_text(cause: str, stage: str, basis: str, missing: tuple[str, ...] = ()) -> str:
@@ -132,11 +146,23 @@ def cost_figure(field: str, value: float | None) -> str:
     return significant(value, 4)
 
 
-def cost_line(field: str, mean_a: float | None, mean_b: float | None, ratio: float | None) -> str:
-    """ "latency: mean 1,144 ms → 652 ms (×0.57)"."""
+def cost_line(
+    field: str,
+    mean_a: float | None,
+    mean_b: float | None,
+    ratio: float | None,
+    n_a: int | None = None,
+    n_b: int | None = None,
+    n_cases: int | None = None,
+) -> str:
+    """ "latency: mean 1,144 ms → 652 ms (×0.57)"; when a side carries the figure on fewer
+    than the `n_cases` compared, " · over 8 → 10 of 10 cases" (its mean is over those)."""
     name = {"latency_ms": "latency"}.get(field, _COST_UNITS.get(field, field))
     text = f"{name}: mean {cost_figure(field, mean_a)} → {cost_figure(field, mean_b)}"
-    return text + ("" if ratio is None else f" (×{ratio:.2f})")
+    text += "" if ratio is None else f" (×{ratio:.2f})"
+    if n_cases is not None and (n_a, n_b) != (n_cases, n_cases):
+        text += f" · over {n_a} → {n_b} of {n_cases} cases"
+    return text
 
 
 def chunk_mark(mark: str, move: int | None) -> str:
@@ -249,6 +275,16 @@ def case_class_text(
     return f"{klass} · baseline runs {before} · candidate {short_pts(value)} · pass ≥ {short_pts(threshold)}"
 
 
+def pass_rule(thresholds: dict[str, float]) -> str:
+    """The pass rule the case classes used: "faithfulness ≥ 72 (--pass), other metrics: the
+    source's threshold, else ≥ 50"."""
+    rest = "the source's threshold, else ≥ 50"
+    if not thresholds:
+        return rest
+    given = ", ".join(f"{printable(m)} ≥ {v * 100:g}" for m, v in thresholds.items())
+    return f"{given} (--pass), other metrics: {rest}"
+
+
 def class_filter_caption(klass: str | None, count: int | None = None) -> str:
     if klass is None:
         return "every class"
@@ -261,11 +297,12 @@ def diagnosis_summary_lines(d: Any, worst: int = 10) -> list[str]:
     out: list[str] = []
     echo = out.append
     reruns = f", {len(d.a_runs)} reruns" if len(d.a_runs) > 1 else ""
+    b_reruns = f", {len(d.b_runs)} reruns" if len(d.b_runs) > 1 else ""
     echo(
-        printable(f"A {d.a_name} ({d.a}{reruns})  vs  B {d.b_name} ({d.b})")
+        printable(f"A {d.a_name} ({d.a}{reruns})  vs  B {d.b_name} ({d.b}{b_reruns})")
         + f" · {d.n_cases} paired cases"
     )
-    echo(noise_rule_line(len(d.a_runs), d.min_drop))
+    echo(noise_rule_line(len(d.a_runs), d.min_drop, len(d.b_runs)))
     echo("")
     echo("stages")
     for m in d.metrics:
@@ -299,14 +336,17 @@ def diagnosis_summary_lines(d: Any, worst: int = 10) -> list[str]:
         )
     )
     echo("")
-    echo("case classes (B against the runs of A's config; pass: the source's threshold, else ≥ 50)")
+    echo(f"case classes (B against the runs of A's config; pass: {pass_rule(d.thresholds)})")
     for metric, counts in d.classes.items():
         echo("  " + classes_line(metric, dict(counts)))
     if d.costs:
         echo("")
-        echo("cost and latency (A → B)")
+        echo(f"cost and latency (A → B, over the {d.n_cases} paired cases)")
         for cd in d.costs:
-            echo("  " + cost_line(cd.field, cd.mean_a, cd.mean_b, cd.ratio))
+            echo(
+                "  "
+                + cost_line(cd.field, cd.mean_a, cd.mean_b, cd.ratio, cd.n_a, cd.n_b, d.n_cases)
+            )
     rows = d.worst(worst)
     if rows:
         echo("")

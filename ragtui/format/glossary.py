@@ -54,19 +54,23 @@ GLOSSARY: dict[str, str] = {
     "stage": "which part of the pipeline made a case worse: retrieval (the chunks), "
     "generation (the answer), or the judge when A and B gave the same answers and chunks "
     "(a re-judge), from the metrics that fell",
+    "fell": "a case fell when B's value (the mean of B's reruns) is below every one of A's "
+    "reruns, or, when A has no reruns, at least 10 points (--min-drop) below A",
     "regraded": "A and B gave the same answers and chunks: the case fell by the judge alone",
     "retrieval miss": "context recall fell, or a claim lost its support and its chunk left "
     "the retrieval",
     "retrieval noise": "context precision fell while faithfulness held",
-    "hallucination": "new unsupported claims while the retrieval held",
+    "hallucination": "a claim lost its support, or B makes more unsupported claims than A, "
+    "while the retrieval held",
     "ignored context": "faithfulness fell while the retrieval held",
     "off-intent": "answer relevance fell while every other stage metric held",
     "unattributed": "the metrics needed to tell the stage are missing",
     "top-k overlap": "the share of chunks the top k of A and of B have in common (Jaccard), "
     "in points",
-    "newly broken": "passed in every baseline run, fails in the candidate",
-    "newly fixed": "failed in every baseline run, passes in the candidate",
-    "flaky": "passes and fails across reruns of one config",
+    "newly broken": "passed in every baseline run, fails in the candidate and its reruns",
+    "newly fixed": "failed in every baseline run, passes in the candidate and its reruns",
+    "flaky": "passes and fails across reruns of one config (the candidate's own reruns first: "
+    "a case they disagree on is never newly broken or fixed)",
     "stable pass": "passes in every run",
     "stable fail": "fails in every run",
     "varies by config": "passes under some configs and fails under others, steady within each",

@@ -112,3 +112,40 @@ def test_no_infinite_ratio() -> None:
     b = RunCosts("b", 1, (Figure("cost", 1, 1e14, 1e14),))
     (d,) = cost_deltas(a, b)
     assert d.ratio is None and d.delta == pytest.approx(1e14)
+
+
+def test_diagnosis_costs_are_over_the_paired_cases(tmp_path) -> None:
+    """Every paired case costs 1,000 ms and $0.01 in both runs; B also has a case A lacks
+    (20,000 ms, $1), and one of B's paired cases carries no cost: quality is compared on the
+    4 paired cases, so latency is 1,000 → 1,000 ms, and B's cost is over 3 of them."""
+    from ragtui.core.diagnosis import diagnose
+    from ragtui.format import diagnosis_summary_lines
+    from tests.core.diagnosis_builder import case
+
+    def run(n: int) -> list:
+        return [
+            case(
+                f"k{i}",
+                {"faithfulness": 1.0},
+                answer=f"answer {i}",
+                latency_ms=1000,
+                metadata={"cost_usd": 0.01},
+            )
+            for i in range(n)
+        ]
+
+    b = run(4)
+    b[3] = case("k3", {"faithfulness": 1.0}, answer="answer 3", latency_ms=1000)
+    b.append(case("extra", {"faithfulness": 1.0}, latency_ms=20000, metadata={"cost_usd": 1.0}))
+    write(tmp_path, "A", run(4), day=1, config={"generator": "a"})
+    write(tmp_path, "B", b, day=2, config={"generator": "b"})
+    with Store.open(tmp_path) as s:
+        d = diagnose(s, "A", "B")
+    costs = {c.field: (c.mean_a, c.mean_b, c.n_a, c.n_b) for c in d.costs}
+    assert costs == {"latency_ms": (1000.0, 1000.0, 4, 4), "cost": (0.01, 0.01, 4, 3)}
+    lines = diagnosis_summary_lines(d)
+    at = lines.index("cost and latency (A → B, over the 4 paired cases)")
+    assert lines[at + 1 : at + 3] == [
+        "  latency: mean 1,000 ms → 1,000 ms (×1.00)",
+        "  cost: mean 0.01 → 0.01 (×1.00) · over 4 → 3 of 4 cases",
+    ]

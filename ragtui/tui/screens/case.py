@@ -25,7 +25,7 @@ from textual.widgets import Static
 
 from ragtui.core.case_history import CaseClass, case_classes
 from ragtui.core.compare import Comparison
-from ragtui.core.diagnosis import CaseDiagnosis, diagnose_case
+from ragtui.core.diagnosis import CaseDiagnosis, diagnose_case, output_unchanged
 from ragtui.core.diagnosis_input import PairedScores, paired_scores
 from ragtui.core.model import Case, Run
 from ragtui.format import (
@@ -151,6 +151,7 @@ class CaseScreen(Screen[None]):
         # A vs B, computed once per screen (or given by Compare); guarded: workers share them
         self._comparison = comparison
         self._paired: PairedScores | None = None
+        self._same_output = False  # A and B gave the same answers and chunks (with _paired)
         self._prepare = threading.Lock()
         self._focused_once = False
 
@@ -210,15 +211,17 @@ class CaseScreen(Screen[None]):
                 )
             return self._comparison
 
-    def _paired_scores(self, c: Comparison) -> PairedScores:
-        """The per-case values the diagnosis reads, computed once per screen."""
+    def _paired_scores(self, c: Comparison) -> tuple[PairedScores, bool]:
+        """The per-case values the diagnosis reads and whether A and B gave the same output
+        (the regraded rule), computed once per screen."""
         with self._prepare:
             if self._paired is None:
                 store = self.app.store  # type: ignore[attr-defined]
                 self._paired = paired_scores(
                     store, c.a, c.b, margin=c.margin, seed=c.seed, comparison=c
                 )
-            return self._paired
+                self._same_output = output_unchanged(store, self._paired)
+            return self._paired, self._same_output
 
     @work(thread=True, exclusive=True, group="case", exit_on_error=False)
     def fetch(self, case_id: str) -> None:
@@ -242,13 +245,15 @@ class CaseScreen(Screen[None]):
             if data.case is None or data.other is None:  # unpaired: nothing to diff, no error
                 self.post_message(self.Diagnosed(case_id, None, ()))
                 return
+            paired, same_output = self._paired_scores(comparison)
             d = diagnose_case(
                 store,
                 comparison.a,
                 comparison.b,
                 case_id,
                 margin=comparison.margin,
-                paired=self._paired_scores(comparison),
+                paired=paired,
+                same_output=same_output,
             )
         except Exception as err:
             self.post_message(self.Failed("diagnosis", case_id, str(err)))

@@ -254,8 +254,16 @@ class CompareScreen(Screen[None]):
                 data = load_case(store, c.b, case_id, c.a, c)
                 diag = None
                 if data.case is not None and data.other is not None:
+                    # the summary's own regraded condition, when it is computed already
+                    same = None if self.diagnosis is None else self.diagnosis.same_output
                     diag = diagnose_case(
-                        store, c.a, c.b, case_id, margin=c.margin, paired=self._paired_scores(c)
+                        store,
+                        c.a,
+                        c.b,
+                        case_id,
+                        margin=c.margin,
+                        paired=self._paired_scores(c),
+                        same_output=same,
                     )
                 text = case_document(data, diag, markdown=how == "copy")
                 what = f"case {printable(case_id)}"
