@@ -227,8 +227,7 @@ def history_command(
     """Case classes of RUN over its history: newly broken, newly fixed, flaky, stable pass/fail.
 
     Without --base the history is every earlier run of RUN's dataset; with --base it is the
-    base run and its reruns made up to RUN. RUN's own reruns always count: a case they disagree
-    on is flaky. A case passes when its value reaches the metric's threshold."""
+    base run and its reruns. RUN's own reruns always count: a case they disagree on is flaky. A case passes when its value reaches the metric's threshold."""
     from ragtui.core.case_history import CLASSES, case_classes
 
     if klass is not None and klass not in CLASSES:

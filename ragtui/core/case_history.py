@@ -16,10 +16,11 @@ fails. Classes of one case and metric, first match wins:
 - no history / unscored   no baseline run scored it / the candidate did not score it
 
 The baseline is the base run and its reruns (`base` given), else every earlier run of the same
-dataset (name and version). Runs newer than the candidate are not its history (a newer rerun of
-the base's config included); only the candidate's own reruns count whenever they were made,
-because they are the candidate: compare averages them into B, so a case whose reruns disagree
-is flaky wherever it is shown, never newly broken on one rerun and fine on the other.
+dataset (name and version). Without a base, runs newer than the candidate are not its history.
+The candidate's own reruns count whenever they were made, and with a base so do all the base's
+reruns: they are B and A, which compare averages per case whatever their dates, so a case whose
+reruns disagree is flaky wherever it is shown, never newly broken on one rerun and fine on
+another (a rerun of A made after B that fails a case shows A fails it too).
 """
 
 from __future__ import annotations
@@ -172,18 +173,8 @@ def _runs_considered(
     base_id = store.resolve_run(base)
     if base_id == run_id:
         raise RagtuiError(f"base and candidate are the same run ({run_id})")
-    # The base itself is always the baseline (it was named); its reruns only up to the candidate.
-    baseline = [
-        r
-        for r in store.reruns(base_id)
-        if r != run_id and (r == base_id or when[r] <= when[run_id])
-    ]
-    later = len(store.reruns(base_id)) - len(baseline) - (run_id in store.reruns(base_id))
-    if later:
-        notes.append(
-            f"{_n_runs(later)} of {base_id}'s config newer than {run_id} left out: "
-            "runs newer than the candidate are not its history"
-        )
+    # every rerun of the base, as compare averages them all into A (see the module docstring)
+    baseline = [r for r in store.reruns(base_id) if r != run_id]
     if store.run(base_id).dataset != store.run(run_id).dataset:
         notes.append(
             f"the base {base_id} and the candidate {run_id} are on different datasets "
@@ -191,10 +182,6 @@ def _runs_considered(
         )
     history = sorted(set(baseline) | set(own), key=lambda r: when[r])
     return base_id, history, baseline, [baseline, own]
-
-
-def _n_runs(n: int) -> str:
-    return f"{n} run" if n == 1 else f"{n} runs"
 
 
 def case_classes(
