@@ -175,7 +175,8 @@ class RagasImporter:
         self.last_notices: list[str] = []
 
     def sniff(self, path: Path, head: bytes) -> Sniff:
-        text = head.decode("utf-8", errors="ignore")
+        # without its BOM, as load() reads it: a printed result or traces JSON starts with { or [
+        text = head.decode("utf-8", errors="ignore").removeprefix("\ufeff")
         if _looks_like_result_repr(text):
             return Sniff(True)
         if _traces.looks_like_traces(text):

@@ -187,6 +187,15 @@ def test_traces_file_alone_is_explained() -> None:
         load_file(DATA / "ragas_v04_refunds_traces.json", "ragas")
 
 
+def test_traces_file_with_a_bom_is_explained_too(tmp_path: Path) -> None:
+    # the sniffer read past a BOM only by accident of lstrip(): U+FEFF is no whitespace
+    path = tmp_path / "traces.json"
+    path.write_bytes(b"\xef\xbb\xbf" + (DATA / "ragas_v04_refunds_traces.json").read_bytes())
+    assert detect(path).name == "ragas"
+    with pytest.raises(ImportFormatError, match="traces file"):
+        load_file(path)
+
+
 def _malformed(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     good = (DATA / "ragas_v04_refunds.csv").read_text()
     cases = {
