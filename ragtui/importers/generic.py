@@ -28,7 +28,13 @@ from ragtui.importers._common import (
     unique_case_ids,
     unrecorded_config,
 )
-from ragtui.importers._tabular import Table, head_table, parse_list, read_table
+from ragtui.importers._tabular import (
+    Table,
+    head_table,
+    is_index_column,
+    parse_list,
+    read_table,
+)
 from ragtui.importers.base import ImportOptions, Sniff, register
 from ragtui.importers.scales import UNIT, MetricScale, keep_raw, resolve, scale_notices
 
@@ -130,7 +136,7 @@ def metric_only(columns: list[str], rows: list[dict[str, Any]]) -> bool:
         return False
     scores = 0
     for column in columns:
-        if _find([column], NAMES["case_id"]) or column.lower().strip() in ("", "unnamed: 0"):
+        if _find([column], NAMES["case_id"]) or is_index_column(column):
             continue
         if is_reason_column(column):
             continue

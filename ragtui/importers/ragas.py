@@ -36,6 +36,7 @@ from ragtui.importers._common import (
 from ragtui.importers._tabular import (
     Table,
     header_columns,
+    is_index_column,
     json_keys,
     looks_like_json,
     parse_list,
@@ -185,7 +186,7 @@ class RagasImporter:
         if columns and _aggregate_header(columns):
             return Sniff(True)
         keys = set(columns) if columns else json_keys(head)
-        metric_names = {k for k in keys if k.strip().lower() not in _INDEX}
+        metric_names = {k for k in keys if not is_index_column(k)}
         if metric_names and all(_base(k) in KNOWN_METRICS for k in metric_names):
             return Sniff(True)  # a table of RAGAS scores alone
         if {"user_input", "response"} <= keys or {"user_input", "retrieved_contexts"} <= keys:
