@@ -349,12 +349,36 @@ def build_run(
     )
 
 
-def unique_case_ids(cases: Sequence[Case]) -> list[Case]:
-    """The same question twice in one run: keep both, the later ones with a stable suffix."""
-    seen: dict[str, int] = {}
+def unique_case_ids(
+    cases: Sequence[Case],
+    notices: list[str] | None = None,
+    *,
+    path: Path | None = None,
+    where: Sequence[str] | None = None,
+) -> list[Case]:
+    """One id twice in a run (the same question, a repeated id): keep both, the later ones
+    suffixed -2, -3, ... with the first suffix no case of the source holds, so a renamed case
+    never takes the id of another (ids a, a, a-2 give a, a-3, a-2). With `notices`, each
+    renaming is said, naming the source's row (`where[i]`) and the row that first used the id."""
+    taken = {c.case_id for c in cases}
+    first: dict[str, int] = {}
     out = []
-    for case in cases:
-        n = seen.get(case.case_id, 0) + 1
-        seen[case.case_id] = n
-        out.append(replace(case, case_id=f"{case.case_id}-{n}") if n > 1 else case)
+    for i, case in enumerate(cases):
+        cid = case.case_id
+        if cid not in first:
+            first[cid] = i
+            out.append(case)
+            continue
+        n = 2
+        while f"{cid}-{n}" in taken:
+            n += 1
+        new = f"{cid}-{n}"
+        taken.add(new)
+        out.append(replace(case, case_id=new))
+        if notices is not None:
+            at = f"{where[i]}: " if where else ""
+            before = f" (first at {where[first[cid]]})" if where else ""
+            notices.append(
+                f"{path}: {at}case id {cid!r} is used again{before}; imported as {new!r}"
+            )
     return out

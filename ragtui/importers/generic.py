@@ -213,7 +213,9 @@ class GenericImporter:
         if table.extra:
             config.update(table.extra)
         run = build_run(path, sha256_bytes(data), self.name, options, config=config)
-        return [RunFile(run=run, cases=tuple(unique_case_ids(cases)))]
+        rows = [_where(table, i) for i in range(len(table.rows))]
+        cases = unique_case_ids(cases, notices, path=path, where=rows)
+        return [RunFile(run=run, cases=tuple(cases))]
 
 
 def _is_text(table: Table, column: str) -> bool:
@@ -321,6 +323,13 @@ def _grade(
     return ms.score(number, cell, reason=reason)
 
 
+def _where(table: Table, i: int) -> str:
+    """Where row i is in the source file, for messages: its line, or its JSON record."""
+    return (
+        f"row {table.lines[i]}" if table.kind in ("csv", "markdown", "jsonl") else f"record {i + 1}"
+    )
+
+
 def _case(
     path: Path,
     table: Table,
@@ -331,9 +340,7 @@ def _case(
     reasons: dict[str, str | None],
 ) -> Case:
     row = table.rows[i]
-    where = (
-        f"row {table.lines[i]}" if table.kind in ("csv", "markdown", "jsonl") else f"record {i + 1}"
-    )
+    where = _where(table, i)
     question: Any = ""
     if "question" in fields:
         question = row.get(fields["question"])

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ragtui.core.model import stable_case_id
+from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.importers import ImportFormatError, ImportOptions, detect, load_file
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "generic"
@@ -100,6 +101,28 @@ def test_percent_and_label_scores(tmp_path: Path) -> None:
     cases = load_file(path)[0].cases
     assert [c.scores["acc"].value for c in cases] == [0.85, 0.4]
     assert [c.scores["verdict"].value for c in cases] == [1.0, 0.5]
+
+
+def test_a_repeated_id_is_renamed_with_a_notice_and_never_onto_an_id_of_the_file(
+    tmp_path: Path,
+) -> None:
+    # ids a, a, a-2: the repeat was silently renamed a-2, and the write then failed naming a
+    # line of the output file ragtui wrote
+    path = tmp_path / "dupid.csv"
+    path.write_text("id,question,answer,faithfulness\na,q1,x,0.9\na,q2,y,0.5\na-2,q3,z,1.0\n")
+    notices: list[str] = []
+    [run] = load_file(path, notices=notices)
+    assert [(c.case_id, c.question) for c in run.cases] == [
+        ("a", "q1"),
+        ("a-3", "q2"),
+        ("a-2", "q3"),
+    ]
+    assert (
+        f"{path}: row 3: case id 'a' is used again (first at row 2); imported as 'a-3'" in notices
+    )
+    out = tmp_path / "out.ragtui.jsonl"
+    write_run_file(out, run.run, run.cases)  # the ids are unique: the run file can be written
+    assert [c.case_id for c in read_run_file(out).cases] == ["a", "a-3", "a-2"]
 
 
 @pytest.mark.parametrize(
