@@ -85,13 +85,19 @@ LABELS = {
     "correct": 1.0,
     "incorrect": 0.0,
 }
-# numeric columns that describe a case rather than grade it (unless --map or --scale says so)
-_NOT_A_METRIC = re.compile(
-    r"(^|[_\s/.-])(latency|tokens?|token_count|cost|usd|duration|time|seconds|secs|ms|index|"
-    r"idx|row|count|n|num|seed|epoch|top_k|k|rank|length|len|chars|words|step|steps|id|"
-    r"timestamp|date|version)($|[_\s/.-])",
-    re.IGNORECASE,
+# Numeric columns that describe a case rather than grade it (unless --scale declares them a
+# metric). Matched on the whole name, its first or last word, never any part of it: token_f1,
+# reciprocal_rank and recall_at_k are metrics; prompt_tokens, latency_ms, row_id and k are not.
+_DESCRIBES_WHOLE = re.compile(
+    r"latency|duration|elapsed|time|seconds|secs|ms|cost|usd|tokens|token_count|index|idx|row|"
+    r"count|n|num|seed|epoch|top_k|k|rank|length|len|chars|words|steps?|id|timestamp|date|version"
 )
+_DESCRIBES_FIRST = re.compile(r"latency|duration|elapsed|cost|num|n")
+_DESCRIBES_LAST = re.compile(
+    r"ms|s|secs?|seconds|time|tokens|usd|cost|id|idx|index|count|len|length|chars|words|steps|"
+    r"timestamp|date|version|seed|epoch"
+)
+_DESCRIBES_ANY = re.compile(r"latency|tokens|usd|timestamp|seed")  # never a word of a grade
 # `<metric>_reason`, `<Metric>_Reason`, `<metric>/v1/justification`: the reason for a score
 _REASON_SUFFIXES = ("reason", "reasons", "reasoning", "justification", "explanation", "rationale")
 
@@ -124,6 +130,21 @@ def reason_column(metric_column: str, columns: list[str]) -> str | None:
                 if found is not None:
                     return found
     return None
+
+
+def describes_case(column: str) -> bool:
+    """A column whose name says it describes the case (latency, tokens, ids, ...), not a score."""
+    words = [w for w in re.split(r"[^a-z0-9]+", column.lower()) if w]
+    if not words:
+        return False
+    return bool(
+        _DESCRIBES_WHOLE.fullmatch("_".join(words))
+        or (
+            len(words) > 1
+            and (_DESCRIBES_FIRST.fullmatch(words[0]) or _DESCRIBES_LAST.fullmatch(words[-1]))
+        )
+        or any(_DESCRIBES_ANY.fullmatch(w) for w in words)
+    )
 
 
 def _score_like(cell: Any) -> bool:
@@ -188,6 +209,8 @@ class GenericImporter:
                 "(row-1, row-2, ...), so they pair only with files in the same row order"
             )
         reasons = {m: reason_column(c, table.columns) for m, c in metrics.items()}
+        if not any(k.startswith("score:") for k in options.mapping):
+            notices += _kept_as_metadata(path, table, fields, metrics, reasons)
         if "question" in fields and "answer" not in fields:
             used = set(fields.values()) | set(metrics.values()) | set(reasons.values())
             text = [c for c in table.columns if c not in used and _is_text(table, c)]
@@ -216,6 +239,32 @@ class GenericImporter:
         rows = [_where(table, i) for i in range(len(table.rows))]
         cases = unique_case_ids(cases, notices, path=path, where=rows)
         return [RunFile(run=run, cases=tuple(cases))]
+
+
+def _kept_as_metadata(
+    path: Path,
+    table: Table,
+    fields: dict[str, str],
+    metrics: dict[str, str],
+    reasons: dict[str, str | None],
+) -> list[str]:
+    """A notice for each column of scores that is kept as case metadata (its name says it
+    describes the case), so that no column that looks like a metric is left out unsaid."""
+    used = set(fields.values()) | set(metrics.values()) | {r for r in reasons.values() if r}
+    kept = [
+        c
+        for c in table.columns
+        if c not in used
+        and not is_reason_column(c)
+        and not is_index_column(c)
+        and (cells := [r.get(c) for r in table.rows if not is_missing(r.get(c))])
+        and all(_score_like(x) for x in cells)
+    ]
+    return [
+        f"{path}: column {c!r}: numbers kept as case metadata, not a metric (the name says it "
+        f"describes the case); to score it, declare its scale: --scale {c}=LOW:HIGH"
+        for c in kept
+    ]
 
 
 def _is_text(table: Table, column: str) -> bool:
@@ -272,7 +321,7 @@ def _columns(
             cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
             if not cells or not all(_score_like(c) for c in cells):
                 continue
-            if column in options.scales or not _NOT_A_METRIC.search(column):
+            if column in options.scales or not describes_case(column):
                 metrics[column] = column
     if "question" not in fields and not metric_only(table.columns, table.rows):
         raise fail(

@@ -125,6 +125,32 @@ def test_a_repeated_id_is_renamed_with_a_notice_and_never_onto_an_id_of_the_file
     assert [c.case_id for c in read_run_file(out).cases] == ["a", "a-3", "a-2"]
 
 
+def test_metric_names_with_token_rank_or_k_in_them_are_metrics(tmp_path: Path) -> None:
+    # a filter on parts of names kept token_f1, reciprocal_rank and recall_at_k out, unsaid
+    path = tmp_path / "g3.csv"
+    path.write_text(
+        "question,answer,token_f1,reciprocal_rank,recall_at_k,prompt_tokens,top_k\n"
+        "q1,a1,0.8,1.0,1.0,512,5\n"
+        "q2,a2,0.4,0.5,0.0,300,5\n"
+    )
+    notices: list[str] = []
+    [run] = load_file(path, notices=notices)
+    assert all(set(c.scores) == {"token_f1", "reciprocal_rank", "recall_at_k"} for c in run.cases)
+    means = {
+        m: sum(c.scores[m].value for c in run.cases) / 2
+        for m in ("token_f1", "reciprocal_rank", "recall_at_k")
+    }
+    assert means == pytest.approx({"token_f1": 0.6, "reciprocal_rank": 0.75, "recall_at_k": 0.5})
+    # the columns that describe the case stay metadata, each with a word about it
+    assert run.cases[0].metadata == {"prompt_tokens": "512", "top_k": "5"}
+    for column in ("prompt_tokens", "top_k"):
+        assert any(
+            n.startswith(f"{path}: column {column!r}: numbers kept as case metadata")
+            and f"--scale {column}=LOW:HIGH" in n
+            for n in notices
+        ), notices
+
+
 @pytest.mark.parametrize(
     ("text", "mapping", "pattern"),
     [
