@@ -12,11 +12,17 @@ scores alone gets row-number case ids; `<metric>_reason` columns become the scor
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from ragtui.core.model import Case, Chunk, RunFile, Score, stable_case_id
+from ragtui.importers._columns import (
+    ID_NAMES,
+    LATENCY_NAMES,
+    describes_case,
+    find_column,
+    kept_as_metadata_notice,
+)
 from ragtui.importers._common import (
     as_number,
     build_run,
@@ -72,8 +78,8 @@ NAMES = {
         "ideal",
         "target",
     ),
-    "case_id": ("case_id", "id", "sample_id", "example_id", "qid", "record_id"),
-    "latency_ms": ("latency_ms",),
+    "case_id": ID_NAMES,
+    "latency_ms": LATENCY_NAMES,
 }
 FIELDS = tuple(NAMES)
 LABELS = {
@@ -85,26 +91,8 @@ LABELS = {
     "correct": 1.0,
     "incorrect": 0.0,
 }
-# Numeric columns that describe a case rather than grade it (unless --scale declares them a
-# metric). Matched on the whole name, its first or last word, never any part of it: token_f1,
-# reciprocal_rank and recall_at_k are metrics; prompt_tokens, latency_ms, row_id and k are not.
-_DESCRIBES_WHOLE = re.compile(
-    r"latency|duration|elapsed|time|seconds|secs|ms|cost|usd|tokens|token_count|index|idx|row|"
-    r"count|n|num|seed|epoch|top_k|k|rank|length|len|chars|words|steps?|id|timestamp|date|version"
-)
-_DESCRIBES_FIRST = re.compile(r"latency|duration|elapsed|cost|num|n")
-_DESCRIBES_LAST = re.compile(
-    r"ms|s|secs?|seconds|time|tokens|usd|cost|id|idx|index|count|len|length|chars|words|steps|"
-    r"timestamp|date|version|seed|epoch"
-)
-_DESCRIBES_ANY = re.compile(r"latency|tokens|usd|timestamp|seed")  # never a word of a grade
 # `<metric>_reason`, `<Metric>_Reason`, `<metric>/v1/justification`: the reason for a score
 _REASON_SUFFIXES = ("reason", "reasons", "reasoning", "justification", "explanation", "rationale")
-
-
-def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
-    lowered = {c.lower().strip(): c for c in columns}
-    return next((lowered[n] for n in names if n in lowered), None)
 
 
 def is_reason_column(column: str) -> bool:
@@ -132,21 +120,6 @@ def reason_column(metric_column: str, columns: list[str]) -> str | None:
     return None
 
 
-def describes_case(column: str) -> bool:
-    """A column whose name says it describes the case (latency, tokens, ids, ...), not a score."""
-    words = [w for w in re.split(r"[^a-z0-9]+", column.lower()) if w]
-    if not words:
-        return False
-    return bool(
-        _DESCRIBES_WHOLE.fullmatch("_".join(words))
-        or (
-            len(words) > 1
-            and (_DESCRIBES_FIRST.fullmatch(words[0]) or _DESCRIBES_LAST.fullmatch(words[-1]))
-        )
-        or any(_DESCRIBES_ANY.fullmatch(w) for w in words)
-    )
-
-
 def _score_like(cell: Any) -> bool:
     return _label(cell) is not None or _percent(cell) is not None or as_number(cell) is not None
 
@@ -157,7 +130,7 @@ def metric_only(columns: list[str], rows: list[dict[str, Any]]) -> bool:
         return False
     scores = 0
     for column in columns:
-        if _find([column], NAMES["case_id"]) or is_index_column(column):
+        if find_column([column], NAMES["case_id"]) or is_index_column(column):
             continue
         if is_reason_column(column):
             continue
@@ -186,7 +159,7 @@ class GenericImporter:
         columns, rows = head_table(head)
         if not columns:
             return Sniff(False, "not a table (no CSV header, JSON records or Markdown table)")
-        if _find(columns, NAMES["question"]) or metric_only(columns, rows):
+        if find_column(columns, NAMES["question"]) or metric_only(columns, rows):
             return Sniff(True)
         shown = ", ".join(columns[:10])
         return Sniff(
@@ -260,11 +233,7 @@ def _kept_as_metadata(
         and (cells := [r.get(c) for r in table.rows if not is_missing(r.get(c))])
         and all(_score_like(x) for x in cells)
     ]
-    return [
-        f"{path}: column {c!r}: numbers kept as case metadata, not a metric (the name says it "
-        f"describes the case); to score it, declare its scale: --scale {c}=LOW:HIGH"
-        for c in kept
-    ]
+    return [kept_as_metadata_notice(path, c) for c in kept]
 
 
 def _is_text(table: Table, column: str) -> bool:
@@ -308,7 +277,7 @@ def _columns(
         target[key] = column
     for field in FIELDS:
         if field not in fields:
-            found = _find(table.columns, NAMES[field])
+            found = find_column(table.columns, NAMES[field])
             if found:
                 fields[field] = found
     if not metrics:
