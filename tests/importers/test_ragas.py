@@ -196,6 +196,42 @@ def test_traces_file_with_a_bom_is_explained_too(tmp_path: Path) -> None:
         load_file(path)
 
 
+def test_an_explicit_case_id_and_latency_are_read_as_generic_reads_them(tmp_path: Path) -> None:
+    # question/answer/contexts make it RAGAS's; its case_id was ignored (ids became question
+    # hashes, so it paired with no case of the same table without contexts, which generic
+    # imports) and case_id, latency_ms became metrics failing on every case
+    rows = [
+        ("101", "What is the refund window?", "30 days", "0.9", "812"),
+        ("102", "How do I reset my password?", "Use the link", "0.5", "640"),
+        ("103", "What is the API rate limit?", "100 rps", "1.0", "1020"),
+    ]
+    with_contexts = tmp_path / "g1.csv"
+    with_contexts.write_text(
+        "case_id,question,answer,contexts,faithfulness,latency_ms,prompt_tokens\n"
+        + "".join(f'{i},{q},{a},"[""chunk""]",{f},{ms},300\n' for i, q, a, f, ms in rows)
+    )
+    without = tmp_path / "g2.csv"
+    without.write_text(
+        "case_id,question,answer,faithfulness,latency_ms\n"
+        + "".join(f"{i},{q},{a},{f},{ms}\n" for i, q, a, f, ms in rows)
+    )
+    assert (detect(with_contexts).name, detect(without).name) == ("ragas", "generic")
+    notices: list[str] = []
+    [a] = load_file(with_contexts, notices=notices)
+    [b] = load_file(without)
+    assert [c.case_id for c in a.cases] == [c.case_id for c in b.cases] == ["101", "102", "103"]
+    assert all(set(c.scores) == {"faithfulness"} and not c.errors for c in a.cases)
+    paired = {c.case_id: c.scores["faithfulness"].value for c in a.cases}
+    assert paired == {c.case_id: c.scores["faithfulness"].value for c in b.cases}
+    assert paired == {"101": 0.9, "102": 0.5, "103": 1.0}
+    assert [c.latency_ms for c in a.cases] == [812, 640, 1020]
+    assert a.cases[0].metadata == {"prompt_tokens": "300"}  # case_id is the id, not metadata
+    assert any(
+        n.startswith(f"{with_contexts}: column 'prompt_tokens': numbers kept as case metadata")
+        for n in notices
+    ), notices
+
+
 def _malformed(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     good = (DATA / "ragas_v04_refunds.csv").read_text()
     cases = {
