@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ragtui.importers._common import as_number
+
 # the names of an explicit case-id column, in order of preference
 ID_NAMES = ("case_id", "id", "sample_id", "example_id", "qid", "record_id")
 LATENCY_NAMES = ("latency_ms",)
@@ -52,4 +54,31 @@ def kept_as_metadata_notice(path: Path, column: str) -> str:
     return (
         f"{path}: column {column!r}: numbers kept as case metadata, not a metric (the name says "
         f"it describes the case); to score it, declare its scale: --scale {column}=LOW:HIGH"
+    )
+
+
+def is_percent(cell: object) -> bool:
+    """A percentage such as "85%" or "66.7 %" (the percent sign declares the scale)."""
+    return (
+        isinstance(cell, str)
+        and cell.strip().endswith("%")
+        and as_number(cell.strip()[:-1]) is not None
+    )
+
+
+# A number written with a decimal comma ("0,9"), as spreadsheets in many locales save it. It is
+# refused, never read: "1,000" may be one or a thousand, and ragtui does not guess.
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
+
+
+def is_decimal_comma(cell: object) -> bool:
+    return isinstance(cell, str) and bool(_DECIMAL_COMMA.fullmatch(cell.strip()))
+
+
+def decimal_comma_error(where: str, column: str, cell: str) -> str:
+    """The message (after the file name) for a score cell written with a decimal comma."""
+    return (
+        f"{where}, column {column!r}: expected a score with '.' decimals, found {cell.strip()!r} "
+        "(a decimal comma?); ragtui does not guess whether ',' separates decimals or thousands: "
+        "save the file with '.' as the decimal separator"
     )

@@ -19,8 +19,10 @@ from ragtui.core.model import Case, Chunk, RunFile, Score, stable_case_id
 from ragtui.importers._columns import (
     ID_NAMES,
     LATENCY_NAMES,
+    decimal_comma_error,
     describes_case,
     find_column,
+    is_decimal_comma,
     kept_as_metadata_notice,
 )
 from ragtui.importers._common import (
@@ -288,9 +290,12 @@ def _columns(
             if column in used or is_reason_column(column):
                 continue
             cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
+            maybe_metric = column in options.scales or not describes_case(column)
             if not cells or not all(_score_like(c) for c in cells):
+                if maybe_metric:
+                    _refuse_decimal_commas(path, table, column, cells)
                 continue
-            if column in options.scales or not describes_case(column):
+            if maybe_metric:
                 metrics[column] = column
     if "question" not in fields and not metric_only(table.columns, table.rows):
         raise fail(
@@ -305,6 +310,16 @@ def _columns(
             "name them with --map score:METRIC=COL",
         )
     return fields, metrics
+
+
+def _refuse_decimal_commas(path: Path, table: Table, column: str, cells: list[Any]) -> None:
+    """A column of scores written with decimal commas ("0,9") is refused, not left out unsaid."""
+    if not any(is_decimal_comma(c) for c in cells):
+        return
+    if not all(_score_like(c) or is_decimal_comma(c) for c in cells):
+        return  # text with a "3,4" in it: not a column of scores
+    i = next(i for i, r in enumerate(table.rows) if is_decimal_comma(r.get(column)))
+    raise fail(path, decimal_comma_error(_where(table, i), column, table.rows[i][column]))
 
 
 def _label(cell: Any) -> tuple[float, str] | None:

@@ -26,8 +26,11 @@ from ragtui.importers import _traces
 from ragtui.importers._columns import (
     ID_NAMES,
     LATENCY_NAMES,
+    decimal_comma_error,
     describes_case,
     find_column,
+    is_decimal_comma,
+    is_percent,
     kept_as_metadata_notice,
 )
 from ragtui.importers._common import (
@@ -403,15 +406,11 @@ def _metric_columns(
                 bad = bad or (i, cell)
             else:
                 values.append(number)
-        if not values:
+        if not values and not _scores_as_text(table, column):
             continue  # a text column (metadata), or a metric that failed everywhere
-        if bad is not None:
+        if bad is not None:  # numbers beside text, or scores all written as "85%" or "0,9"
             i, cell = bad
-            raise fail(
-                path,
-                f"row {table.lines[i]}, column {column!r}: expected a score (a number, or empty "
-                f"for a failed metric), found {str(cell)[:60]!r}",
-            )
+            raise fail(path, _not_a_score(_where(table, i), column, cell))
         metrics[column] = _scale_of(path, column, values, declared, notices)
     all_nan = [
         c
@@ -427,6 +426,27 @@ def _metric_columns(
         # every case failed this metric: all errors, still a metric
         metrics[column] = _scale_of(path, column, [], declared, notices)
     return metrics
+
+
+def _scores_as_text(table: Table, column: str) -> bool:
+    """Every cell of the column a score written as text: a percentage or a decimal comma."""
+    cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
+    return bool(cells) and all(is_percent(c) or is_decimal_comma(c) for c in cells)
+
+
+def _not_a_score(where: str, column: str, cell: Any) -> str:
+    if is_decimal_comma(cell):
+        return decimal_comma_error(where, column, cell)
+    hint = ""
+    if is_percent(cell):  # the generic importer reads them; RAGAS never writes them
+        hint = (
+            "; RAGAS writes scores as fractions in [0, 1]: save them as numbers, or import "
+            "the file with --format generic, which reads percentages"
+        )
+    return (
+        f"{where}, column {column!r}: expected a score (a number, or empty for a failed "
+        f"metric), found {str(cell)[:60]!r}{hint}"
+    )
 
 
 def _describes_case(column: str, declared: Mapping[str, Scale]) -> bool:

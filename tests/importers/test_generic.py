@@ -151,6 +151,25 @@ def test_metric_names_with_token_rank_or_k_in_them_are_metrics(tmp_path: Path) -
         ), notices
 
 
+def test_a_score_column_with_decimal_commas_is_refused_not_dropped(tmp_path: Path) -> None:
+    # `0,9` is no number: the column was silently left out and faithfulness lost
+    path = tmp_path / "dec2.csv"
+    path.write_text("question;answer;faithfulness;passed\nq1;a1;0,9;PASS\nq2;a2;0,5;FAIL\n")
+    with pytest.raises(ImportFormatError) as info:
+        load_file(path)
+    assert str(info.value) == (
+        f"{path}: row 2, column 'faithfulness': expected a score with '.' decimals, found '0,9' "
+        "(a decimal comma?); ragtui does not guess whether ',' separates decimals or thousands: "
+        "save the file with '.' as the decimal separator"
+    )
+    # a text column that holds a "3,4" among words is no column of scores: kept as metadata
+    text = tmp_path / "pages.csv"
+    text.write_text('question,answer,faithfulness,pages\nq1,a1,0.5,"3,4"\nq2,a2,0.7,intro\n')
+    [run] = load_file(text)
+    assert [c.metadata["pages"] for c in run.cases] == ["3,4", "intro"]
+    assert [c.scores["faithfulness"].value for c in run.cases] == [0.5, 0.7]
+
+
 @pytest.mark.parametrize(
     ("text", "mapping", "pattern"),
     [

@@ -232,6 +232,35 @@ def test_an_explicit_case_id_and_latency_are_read_as_generic_reads_them(tmp_path
     ), notices
 
 
+def test_scores_all_written_as_percentages_are_refused_not_dropped(tmp_path: Path) -> None:
+    # every cell text: the column went to metadata and faithfulness was silently lost
+    path = tmp_path / "pct.csv"
+    path.write_text("user_input,response,faithfulness\nq1,a1,\nq2,a2,66.7%\nq3,a3,100.0%\n")
+    with pytest.raises(ImportFormatError) as info:
+        load_file(path)
+    assert str(info.value) == (
+        f"{path}: row 3, column 'faithfulness': expected a score (a number, or empty for a failed "
+        "metric), found '66.7%'; RAGAS writes scores as fractions in [0, 1]: save them as "
+        "numbers, or import the file with --format generic, which reads percentages"
+    )
+    # the way out it names: the percent sign declares the scale
+    [run] = load_file(path, "generic")
+    assert [c.scores["faithfulness"].value for c in run.cases[1:]] == pytest.approx([0.667, 1.0])
+
+
+def test_scores_with_decimal_commas_are_refused_not_dropped(tmp_path: Path) -> None:
+    # a spreadsheet's ';' CSV: every metric went to metadata, the run had no metric at all
+    path = tmp_path / "decomma.csv"
+    path.write_text("user_input;response;faithfulness\nq1;a1;0,5\nq2;a2;1,0\n")
+    with pytest.raises(ImportFormatError) as info:
+        load_file(path)
+    assert str(info.value) == (
+        f"{path}: row 2, column 'faithfulness': expected a score with '.' decimals, found '0,5' "
+        "(a decimal comma?); ragtui does not guess whether ',' separates decimals or thousands: "
+        "save the file with '.' as the decimal separator"
+    )
+
+
 def _malformed(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     good = (DATA / "ragas_v04_refunds.csv").read_text()
     cases = {
