@@ -19,7 +19,7 @@ from ragtui.importers import (  # noqa: F401  (they register)
     ragas,
     trulens,
 )
-from ragtui.importers._common import load_json, mtime_iso, read_bytes
+from ragtui.importers._common import load_json, mtime_iso, read_bytes, unreadable_encoding
 from ragtui.importers.base import (
     HEAD_BYTES,
     REGISTRY,
@@ -56,6 +56,9 @@ def detect(path: Path) -> Importer:
         raise ImportFormatError(f"{path}: cannot be read ({exc.strerror})") from None
     if not head.strip():
         raise ImportFormatError(f"{path}: the file is empty")
+    known = unreadable_encoding(path, head)
+    if known:  # every sniffer would refuse it with a reason beside the point
+        raise ImportFormatError(known)
     reasons = []
     for importer in _ordered():
         answer = importer.sniff(path, head)

@@ -136,10 +136,50 @@ def lone_surrogate(value: Any, where: str = "$") -> str | None:
     return None
 
 
+# Files that hold results but cannot be read as they are: compressed, or text in a wide
+# encoding. Each is known by its magic bytes (or BOM), so the user is told what to do.
+_COMPRESSED = (  # magic, kind, extension, command that decompresses to stdout
+    (b"\x1f\x8b", "gzip", "gz", "gzip -dc"),
+    (b"\xfd7zXZ\x00", "xz", "xz", "xz -dc"),
+    (b"\x28\xb5\x2f\xfd", "zstd", "zst", "zstd -dc"),
+)
+_WIDE_BOMS = (  # UTF-32 first: its little-endian BOM begins with UTF-16's
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def unreadable_encoding(path: Path, head: bytes) -> str | None:
+    """One line for a compressed file or UTF-16/32 text, saying how to make it importable;
+    None for anything else (the sniffers and loaders judge that)."""
+    name = path.name
+    for magic, kind, ext, command in _COMPRESSED:
+        if head.startswith(magic):
+            plain = name[: -len(ext) - 1] if name.lower().endswith(f".{ext}") else ""
+            then = (
+                f"{command} {name} > {plain}, then import {plain}"
+                if plain
+                else (f"{command} {name} > NEWFILE, then import NEWFILE")
+            )
+            return f"{path}: {kind}-compressed data: decompress it first ({then})"
+    for bom, encoding in _WIDE_BOMS:
+        if head.startswith(bom):
+            return (
+                f"{path}: {encoding} text: save it as UTF-8 "
+                f"(iconv -f {encoding} -t UTF-8 {name} > utf8-{name}), then import that"
+            )
+    return None
+
+
 def decode_text(path: Path, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        known = unreadable_encoding(path, data[:8])  # --format skips detect(): say it here too
+        if known:
+            raise ImportFormatError(known) from None
         raise fail(path, f"expected UTF-8 text, found binary data at byte {exc.start}") from None
 
 
@@ -309,12 +349,36 @@ def build_run(
     )
 
 
-def unique_case_ids(cases: Sequence[Case]) -> list[Case]:
-    """The same question twice in one run: keep both, the later ones with a stable suffix."""
-    seen: dict[str, int] = {}
+def unique_case_ids(
+    cases: Sequence[Case],
+    notices: list[str] | None = None,
+    *,
+    path: Path | None = None,
+    where: Sequence[str] | None = None,
+) -> list[Case]:
+    """One id twice in a run (the same question, a repeated id): keep both, the later ones
+    suffixed -2, -3, ... with the first suffix no case of the source holds, so a renamed case
+    never takes the id of another (ids a, a, a-2 give a, a-3, a-2). With `notices`, each
+    renaming is said, naming the source's row (`where[i]`) and the row that first used the id."""
+    taken = {c.case_id for c in cases}
+    first: dict[str, int] = {}
     out = []
-    for case in cases:
-        n = seen.get(case.case_id, 0) + 1
-        seen[case.case_id] = n
-        out.append(replace(case, case_id=f"{case.case_id}-{n}") if n > 1 else case)
+    for i, case in enumerate(cases):
+        cid = case.case_id
+        if cid not in first:
+            first[cid] = i
+            out.append(case)
+            continue
+        n = 2
+        while f"{cid}-{n}" in taken:
+            n += 1
+        new = f"{cid}-{n}"
+        taken.add(new)
+        out.append(replace(case, case_id=new))
+        if notices is not None:
+            at = f"{where[i]}: " if where else ""
+            before = f" (first at {where[first[cid]]})" if where else ""
+            notices.append(
+                f"{path}: {at}case id {cid!r} is used again{before}; imported as {new!r}"
+            )
     return out

@@ -23,7 +23,8 @@ from ragtui.importers._common import decode_text, fail, load_json
 MAX_CELL_BYTES = 32 << 20
 csv.field_size_limit(MAX_CELL_BYTES)
 
-_INDEX_HEADERS = {"", "unnamed: 0", "index", "level_0"}
+_INDEX_HEADERS = {"", "index", "level_0"}
+_PANDAS_UNNAMED = re.compile(r"unnamed: \d+")  # pandas' name for a column with no header
 _MD_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
@@ -272,7 +273,7 @@ def _read_csv(path: Path, text: str) -> Table:
     header = [h.strip() for h in header]
     if len(header) < 2:
         raise fail(path, f"expected a table with several columns, found header {header!r}")
-    drop_index = header[0].lower() in _INDEX_HEADERS
+    skip = index_prefix(header)
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
     for number, cells in enumerate(body, start=2):
@@ -284,13 +285,25 @@ def _read_csv(path: Path, text: str) -> Table:
                 f"row {number}: expected {len(header)} cells, found {len(cells)} "
                 "(truncated file or unquoted delimiter?)",
             )
-        row = dict(zip(header, cells, strict=True))
-        if drop_index:
-            row.pop(header[0], None)
-        rows.append(row)
+        rows.append(dict(zip(header[skip:], cells[skip:], strict=True)))
         lines.append(number)
-    columns = header[1:] if drop_index else header
-    return Table(columns, rows, "csv", lines)
+    return Table(header[skip:], rows, "csv", lines)
+
+
+def is_index_column(name: str) -> bool:
+    """A name pandas gives an index it writes with to_csv(): empty, `index`, `level_0`, or
+    `Unnamed: N` once such a file is read back and written again."""
+    lowered = name.strip().lower()
+    return lowered in _INDEX_HEADERS or bool(_PANDAS_UNNAMED.fullmatch(lowered))
+
+
+def index_prefix(header: list[str]) -> int:
+    """How many leading columns are pandas index columns (to_csv() twice writes two: `,Unnamed:
+    0,...`); the last column always stays, so a table keeps at least one."""
+    n = 0
+    while n < len(header) - 1 and is_index_column(header[n]):
+        n += 1
+    return n
 
 
 def is_markdown_table(text: str) -> bool:

@@ -9,7 +9,6 @@ verdict lists a metric prints into `verboseLogs` (Claims / Statements + Verdicts
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
@@ -29,7 +28,14 @@ from ragtui.core.model import (
     is_faithfulness,
     stable_case_id,
 )
-from ragtui.importers._common import build_run, fail, load_json, read_bytes, sha256_bytes
+from ragtui.importers._common import (
+    build_run,
+    fail,
+    load_json,
+    read_bytes,
+    sha256_bytes,
+    unique_case_ids,
+)
 from ragtui.importers.base import ImportOptions, Sniff, register
 from ragtui.importers.scales import rescale_cases
 
@@ -138,19 +144,10 @@ def _run_file(
         isinstance(tc.get("order"), int) and not isinstance(tc["order"], bool) for tc in raw_cases
     ):
         raw_cases = sorted(raw_cases, key=lambda tc: tc["order"])
-    seen: dict[str, int] = {}
     judges: set[str] = set()
-    cases = []
-    for tc in raw_cases:
-        case = _case(path, tc, declared, interrupted, judges, notices)
-        count = seen.get(case.case_id, 0) + 1
-        seen[case.case_id] = count
-        if count > 1:  # same question twice: keep both, told apart by a suffix
-            notices.append(
-                f"{path}: case id {case.case_id} occurs {count} times; suffixed -{count}"
-            )
-            case = dataclasses.replace(case, case_id=f"{case.case_id}-{count}")
-        cases.append(case)
+    cases = [_case(path, tc, declared, interrupted, judges, notices) for tc in raw_cases]
+    # same question twice: keep both, told apart by a suffix no other case holds
+    cases = unique_case_ids(cases, notices, path=path)
     cases = rescale_cases(path, cases, options.scales, notices)  # DeepEval scores in [0, 1]
     config = _config(body)
     judge = JudgeInfo(model=", ".join(sorted(judges)) or None)

@@ -12,11 +12,19 @@ scores alone gets row-number case ids; `<metric>_reason` columns become the scor
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from ragtui.core.model import Case, Chunk, RunFile, Score, stable_case_id
+from ragtui.importers._columns import (
+    ID_NAMES,
+    LATENCY_NAMES,
+    decimal_comma_error,
+    describes_case,
+    find_column,
+    is_decimal_comma,
+    kept_as_metadata_notice,
+)
 from ragtui.importers._common import (
     as_number,
     build_run,
@@ -28,7 +36,13 @@ from ragtui.importers._common import (
     unique_case_ids,
     unrecorded_config,
 )
-from ragtui.importers._tabular import Table, head_table, parse_list, read_table
+from ragtui.importers._tabular import (
+    Table,
+    head_table,
+    is_index_column,
+    parse_list,
+    read_table,
+)
 from ragtui.importers.base import ImportOptions, Sniff, register
 from ragtui.importers.scales import UNIT, MetricScale, keep_raw, resolve, scale_notices
 
@@ -66,8 +80,8 @@ NAMES = {
         "ideal",
         "target",
     ),
-    "case_id": ("case_id", "id", "sample_id", "example_id", "qid", "record_id"),
-    "latency_ms": ("latency_ms",),
+    "case_id": ID_NAMES,
+    "latency_ms": LATENCY_NAMES,
 }
 FIELDS = tuple(NAMES)
 LABELS = {
@@ -79,20 +93,8 @@ LABELS = {
     "correct": 1.0,
     "incorrect": 0.0,
 }
-# numeric columns that describe a case rather than grade it (unless --map or --scale says so)
-_NOT_A_METRIC = re.compile(
-    r"(^|[_\s/.-])(latency|tokens?|token_count|cost|usd|duration|time|seconds|secs|ms|index|"
-    r"idx|row|count|n|num|seed|epoch|top_k|k|rank|length|len|chars|words|step|steps|id|"
-    r"timestamp|date|version)($|[_\s/.-])",
-    re.IGNORECASE,
-)
 # `<metric>_reason`, `<Metric>_Reason`, `<metric>/v1/justification`: the reason for a score
 _REASON_SUFFIXES = ("reason", "reasons", "reasoning", "justification", "explanation", "rationale")
-
-
-def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
-    lowered = {c.lower().strip(): c for c in columns}
-    return next((lowered[n] for n in names if n in lowered), None)
 
 
 def is_reason_column(column: str) -> bool:
@@ -130,7 +132,7 @@ def metric_only(columns: list[str], rows: list[dict[str, Any]]) -> bool:
         return False
     scores = 0
     for column in columns:
-        if _find([column], NAMES["case_id"]) or column.lower().strip() in ("", "unnamed: 0"):
+        if find_column([column], NAMES["case_id"]) or is_index_column(column):
             continue
         if is_reason_column(column):
             continue
@@ -159,7 +161,7 @@ class GenericImporter:
         columns, rows = head_table(head)
         if not columns:
             return Sniff(False, "not a table (no CSV header, JSON records or Markdown table)")
-        if _find(columns, NAMES["question"]) or metric_only(columns, rows):
+        if find_column(columns, NAMES["question"]) or metric_only(columns, rows):
             return Sniff(True)
         shown = ", ".join(columns[:10])
         return Sniff(
@@ -182,6 +184,8 @@ class GenericImporter:
                 "(row-1, row-2, ...), so they pair only with files in the same row order"
             )
         reasons = {m: reason_column(c, table.columns) for m, c in metrics.items()}
+        if not any(k.startswith("score:") for k in options.mapping):
+            notices += _kept_as_metadata(path, table, fields, metrics, reasons)
         if "question" in fields and "answer" not in fields:
             used = set(fields.values()) | set(metrics.values()) | set(reasons.values())
             text = [c for c in table.columns if c not in used and _is_text(table, c)]
@@ -207,7 +211,31 @@ class GenericImporter:
         if table.extra:
             config.update(table.extra)
         run = build_run(path, sha256_bytes(data), self.name, options, config=config)
-        return [RunFile(run=run, cases=tuple(unique_case_ids(cases)))]
+        rows = [_where(table, i) for i in range(len(table.rows))]
+        cases = unique_case_ids(cases, notices, path=path, where=rows)
+        return [RunFile(run=run, cases=tuple(cases))]
+
+
+def _kept_as_metadata(
+    path: Path,
+    table: Table,
+    fields: dict[str, str],
+    metrics: dict[str, str],
+    reasons: dict[str, str | None],
+) -> list[str]:
+    """A notice for each column of scores that is kept as case metadata (its name says it
+    describes the case), so that no column that looks like a metric is left out unsaid."""
+    used = set(fields.values()) | set(metrics.values()) | {r for r in reasons.values() if r}
+    kept = [
+        c
+        for c in table.columns
+        if c not in used
+        and not is_reason_column(c)
+        and not is_index_column(c)
+        and (cells := [r.get(c) for r in table.rows if not is_missing(r.get(c))])
+        and all(_score_like(x) for x in cells)
+    ]
+    return [kept_as_metadata_notice(path, c) for c in kept]
 
 
 def _is_text(table: Table, column: str) -> bool:
@@ -251,7 +279,7 @@ def _columns(
         target[key] = column
     for field in FIELDS:
         if field not in fields:
-            found = _find(table.columns, NAMES[field])
+            found = find_column(table.columns, NAMES[field])
             if found:
                 fields[field] = found
     if not metrics:
@@ -262,9 +290,12 @@ def _columns(
             if column in used or is_reason_column(column):
                 continue
             cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
+            maybe_metric = column in options.scales or not describes_case(column)
             if not cells or not all(_score_like(c) for c in cells):
+                if maybe_metric:
+                    _refuse_decimal_commas(path, table, column, cells)
                 continue
-            if column in options.scales or not _NOT_A_METRIC.search(column):
+            if maybe_metric:
                 metrics[column] = column
     if "question" not in fields and not metric_only(table.columns, table.rows):
         raise fail(
@@ -279,6 +310,16 @@ def _columns(
             "name them with --map score:METRIC=COL",
         )
     return fields, metrics
+
+
+def _refuse_decimal_commas(path: Path, table: Table, column: str, cells: list[Any]) -> None:
+    """A column of scores written with decimal commas ("0,9") is refused, not left out unsaid."""
+    if not any(is_decimal_comma(c) for c in cells):
+        return
+    if not all(_score_like(c) or is_decimal_comma(c) for c in cells):
+        return  # text with a "3,4" in it: not a column of scores
+    i = next(i for i, r in enumerate(table.rows) if is_decimal_comma(r.get(column)))
+    raise fail(path, decimal_comma_error(_where(table, i), column, table.rows[i][column]))
 
 
 def _label(cell: Any) -> tuple[float, str] | None:
@@ -315,6 +356,13 @@ def _grade(
     return ms.score(number, cell, reason=reason)
 
 
+def _where(table: Table, i: int) -> str:
+    """Where row i is in the source file, for messages: its line, or its JSON record."""
+    return (
+        f"row {table.lines[i]}" if table.kind in ("csv", "markdown", "jsonl") else f"record {i + 1}"
+    )
+
+
 def _case(
     path: Path,
     table: Table,
@@ -325,9 +373,7 @@ def _case(
     reasons: dict[str, str | None],
 ) -> Case:
     row = table.rows[i]
-    where = (
-        f"row {table.lines[i]}" if table.kind in ("csv", "markdown", "jsonl") else f"record {i + 1}"
-    )
+    where = _where(table, i)
     question: Any = ""
     if "question" in fields:
         question = row.get(fields["question"])

@@ -46,7 +46,8 @@ class PromptfooImporter:
         self.last_notices: list[str] = []
 
     def sniff(self, path: Path, head: bytes) -> Sniff:
-        text = head.decode("utf-8", errors="ignore").lstrip()
+        # str.lstrip() keeps a UTF-8 BOM (U+FEFF is no whitespace): drop it first
+        text = head.decode("utf-8", errors="ignore").removeprefix("\ufeff").lstrip()
         if text[:1] in "{[":
             if sum(sign in text for sign in _SIGNS) >= 2 or (
                 '"results"' in text

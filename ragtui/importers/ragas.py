@@ -2,8 +2,10 @@
 
 Column sets: v0.2+ `user_input, retrieved_contexts, response, reference`; v0.1 `question,
 contexts, answer, ground_truth`. Every other numeric column is a metric, whatever its name
-(`factual_correctness(mode=f1)` included). A NaN or empty metric cell is a failed metric, an
-error, not a score. A traces JSON (`result.traces`) turns faithfulness verdicts into claims.
+(`factual_correctness(mode=f1)` included), except those read as the generic importer reads
+them: an explicit id column (`case_id`, `id`, ...) gives the case ids, `latency_ms` the latency,
+and a column named as describing the case (`prompt_tokens`, `cost_usd`) is case metadata, with
+a notice. A NaN or empty metric cell is a failed metric, an error, not a score. A traces JSON (`result.traces`) turns faithfulness verdicts into claims.
 """
 
 from __future__ import annotations
@@ -21,6 +23,16 @@ from typing import Any
 
 from ragtui.core.model import Case, Chunk, Claim, RunFile, Score, StatedFigure, stable_case_id
 from ragtui.importers import _traces
+from ragtui.importers._columns import (
+    ID_NAMES,
+    LATENCY_NAMES,
+    decimal_comma_error,
+    describes_case,
+    find_column,
+    is_decimal_comma,
+    is_percent,
+    kept_as_metadata_notice,
+)
 from ragtui.importers._common import (
     as_number,
     build_run,
@@ -36,6 +48,7 @@ from ragtui.importers._common import (
 from ragtui.importers._tabular import (
     Table,
     header_columns,
+    is_index_column,
     json_keys,
     looks_like_json,
     parse_list,
@@ -175,7 +188,8 @@ class RagasImporter:
         self.last_notices: list[str] = []
 
     def sniff(self, path: Path, head: bytes) -> Sniff:
-        text = head.decode("utf-8", errors="ignore")
+        # without its BOM, as load() reads it: a printed result or traces JSON starts with { or [
+        text = head.decode("utf-8", errors="ignore").removeprefix("\ufeff")
         if _looks_like_result_repr(text):
             return Sniff(True)
         if _traces.looks_like_traces(text):
@@ -184,7 +198,7 @@ class RagasImporter:
         if columns and _aggregate_header(columns):
             return Sniff(True)
         keys = set(columns) if columns else json_keys(head)
-        metric_names = {k for k in keys if k.strip().lower() not in _INDEX}
+        metric_names = {k for k in keys if not is_index_column(k)}
         if metric_names and all(_base(k) in KNOWN_METRICS for k in metric_names):
             return Sniff(True)  # a table of RAGAS scores alone
         if {"user_input", "response"} <= keys or {"user_input", "retrieved_contexts"} <= keys:
@@ -236,11 +250,23 @@ class RagasImporter:
                 f"{path}: only metric columns, no question: cases are numbered by row "
                 "(row-1, row-2, ...), so they pair only with files in the same row order"
             )
-        metrics = _metric_columns(path, table, options.scales, notices)
-        cases = [self._case(path, table, i, cols, metrics) for i in range(len(table.rows))]
+        # an explicit id and a latency column, read as the generic importer reads them, so the
+        # cases pair with the same cases of a file without contexts (which generic imports)
+        id_col = find_column(table.columns, ID_NAMES) if cols is not NO_TEXT else None
+        latency_col = find_column(table.columns, LATENCY_NAMES)
+        own = {c for c in (id_col, latency_col) if c}
+        metrics = _metric_columns(path, table, options.scales, notices, own)
+        cases = [
+            self._case(path, table, i, cols, metrics, id_col=id_col, latency_col=latency_col)
+            for i in range(len(table.rows))
+        ]
         refused = {m: sum("scale unknown" in c.errors.get(m, "") for c in cases) for m in metrics}
         notices += scale_notices(path, metrics.values(), refused)
-        cases = unique_case_ids(cases)
+        if id_col:  # a repeated id of the file is said; a repeated question is not
+            rows = [_where(table, i) for i in range(len(table.rows))]
+            cases = unique_case_ids(cases, notices, path=path, where=rows)
+        else:
+            cases = unique_case_ids(cases)
         claims = self._claims(path, options, cases) if cols is not NO_TEXT else {}
         if claims:
             cases = [_with_claims(c, claims[i]) if i in claims else c for i, c in enumerate(cases)]
@@ -261,9 +287,12 @@ class RagasImporter:
         i: int,
         cols: dict[str, str],
         metrics: dict[str, MetricScale],
+        *,
+        id_col: str | None = None,
+        latency_col: str | None = None,
     ) -> Case:
         row = table.rows[i]
-        where = f"row {table.lines[i]}" if table.kind != "json" else f"record {i + 1}"
+        where = _where(table, i)
         question = row.get(cols["question"]) if cols is not NO_TEXT else f"row {i + 1}"
         if not isinstance(question, str) or not question.strip():
             raise fail(
@@ -300,7 +329,10 @@ class RagasImporter:
         metadata: dict[str, Any] = {
             k: v
             for k, v in row.items()
-            if k not in metrics and k not in cols.values() and not is_missing(v)
+            if k not in metrics
+            and k not in cols.values()
+            and k not in (id_col, latency_col)
+            and not is_missing(v)
         }
         metadata = {
             k: v if isinstance(v, str | int | float | bool) else json.dumps(v, default=str)
@@ -308,14 +340,20 @@ class RagasImporter:
         }
         for metric, cell in refused.items():
             metadata = keep_raw(metadata, metric, cell)
+        explicit = row.get(id_col) if id_col else None
+        if not is_missing(explicit):
+            case_id = str(explicit)
+        else:
+            case_id = stable_case_id(question) if cols is not NO_TEXT else f"row-{i + 1}"
         return Case(
-            case_id=stable_case_id(question) if cols is not NO_TEXT else f"row-{i + 1}",
+            case_id=case_id,
             question=question,
             answer=answer,
             reference=reference,
             contexts=contexts,
             scores=scores,
             errors=errors,
+            latency_ms=as_number(row.get(latency_col)) if latency_col else None,
             metadata=metadata,
         )
 
@@ -333,13 +371,29 @@ class RagasImporter:
         return _traces.load_claims(sibling, questions, strict=False)
 
 
+def _where(table: Table, i: int) -> str:
+    """Where row i is in the source file, for messages: its line, or its JSON record."""
+    return f"row {table.lines[i]}" if table.kind != "json" else f"record {i + 1}"
+
+
 def _metric_columns(
-    path: Path, table: Table, declared: Mapping[str, Scale], notices: list[str]
+    path: Path,
+    table: Table,
+    declared: Mapping[str, Scale],
+    notices: list[str],
+    own: set[str] | frozenset[str] = frozenset(),
 ) -> dict[str, MetricScale]:
-    """Metric columns, each with its scale: RAGAS's own (rubrics 1-5, else [0, 1]) or declared."""
+    """Metric columns, each with its scale: RAGAS's own (rubrics 1-5, else [0, 1]) or declared.
+    Not the columns in `own` (the case id, latency), nor, unless declared, a column no RAGAS
+    metric is named after whose name says it describes the case (tokens, cost): those are case
+    metadata, with a notice when they hold numbers."""
     metrics: dict[str, MetricScale] = {}
     for column in table.columns:
-        if column in NON_METRIC:
+        if column in NON_METRIC or column in own:
+            continue
+        if _describes_case(column, declared):
+            if _all_numbers(table, column):
+                notices.append(kept_as_metadata_notice(path, column))
             continue
         values: list[float] = []
         bad: tuple[int, Any] | None = None
@@ -352,20 +406,18 @@ def _metric_columns(
                 bad = bad or (i, cell)
             else:
                 values.append(number)
-        if not values:
+        if not values and not _scores_as_text(table, column):
             continue  # a text column (metadata), or a metric that failed everywhere
-        if bad is not None:
+        if bad is not None:  # numbers beside text, or scores all written as "85%" or "0,9"
             i, cell = bad
-            raise fail(
-                path,
-                f"row {table.lines[i]}, column {column!r}: expected a score (a number, or empty "
-                f"for a failed metric), found {str(cell)[:60]!r}",
-            )
+            raise fail(path, _not_a_score(_where(table, i), column, cell))
         metrics[column] = _scale_of(path, column, values, declared, notices)
     all_nan = [
         c
         for c in table.columns
         if c not in NON_METRIC
+        and c not in own
+        and not _describes_case(c, declared)
         and c not in metrics
         and all(is_missing(r.get(c)) for r in table.rows)
         and re.fullmatch(r"[a-z_]+(\(.*\))?", c)
@@ -374,6 +426,38 @@ def _metric_columns(
         # every case failed this metric: all errors, still a metric
         metrics[column] = _scale_of(path, column, [], declared, notices)
     return metrics
+
+
+def _scores_as_text(table: Table, column: str) -> bool:
+    """Every cell of the column a score written as text: a percentage or a decimal comma."""
+    cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
+    return bool(cells) and all(is_percent(c) or is_decimal_comma(c) for c in cells)
+
+
+def _not_a_score(where: str, column: str, cell: Any) -> str:
+    if is_decimal_comma(cell):
+        return decimal_comma_error(where, column, cell)
+    hint = ""
+    if is_percent(cell):  # the generic importer reads them; RAGAS never writes them
+        hint = (
+            "; RAGAS writes scores as fractions in [0, 1]: save them as numbers, or import "
+            "the file with --format generic, which reads percentages"
+        )
+    return (
+        f"{where}, column {column!r}: expected a score (a number, or empty for a failed "
+        f"metric), found {str(cell)[:60]!r}{hint}"
+    )
+
+
+def _describes_case(column: str, declared: Mapping[str, Scale]) -> bool:
+    return column not in declared and _base(column) not in KNOWN_METRICS and describes_case(column)
+
+
+def _all_numbers(table: Table, column: str) -> bool:
+    cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
+    return bool(cells) and all(
+        as_number(c) is not None and not isinstance(c, bool | dict | list) for c in cells
+    )
 
 
 def _scale_of(

@@ -145,6 +145,19 @@ def test_cases_without_scores_are_errors_for_the_declared_metrics(tmp_path: Path
     assert all("not scored" in e for e in unscored.errors.values())
 
 
+def test_repeated_names_are_suffixed_apart_from_every_name_in_the_file(tmp_path: Path) -> None:
+    # names a, a, a-2: the repeat became a-2 too, and the run could not be written
+    body = json.loads(LATEST.read_text())
+    cases = body["testRunData"]["testCases"]
+    for tc, name in zip(cases, ["a", "a", "a-2"], strict=False):
+        tc["name"] = name
+    path = tmp_path / "latest_test_run.json"
+    path.write_text(json.dumps(body))
+    run = load(path)
+    assert [c.case_id for c in run.cases][:3] == ["a", "a-3", "a-2"]
+    assert f"{path}: case id 'a' is used again; imported as 'a-3'" in DEEPEVAL.last_notices
+
+
 def test_older_idk_verdicts_and_unescaped_quotes() -> None:
     logs = 'Claims:\n[\n    "He said "hi" twice.",\n    "It rained."\n] \n \nVerdicts:\n[\n    {\n        "verdict": "idk",\n        "reason": null\n    }\n]'
     sections = parse_verbose_logs(logs)

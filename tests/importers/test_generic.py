@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ragtui.core.model import stable_case_id
+from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.importers import ImportFormatError, ImportOptions, detect, load_file
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "generic"
@@ -100,6 +101,73 @@ def test_percent_and_label_scores(tmp_path: Path) -> None:
     cases = load_file(path)[0].cases
     assert [c.scores["acc"].value for c in cases] == [0.85, 0.4]
     assert [c.scores["verdict"].value for c in cases] == [1.0, 0.5]
+
+
+def test_a_repeated_id_is_renamed_with_a_notice_and_never_onto_an_id_of_the_file(
+    tmp_path: Path,
+) -> None:
+    # ids a, a, a-2: the repeat was silently renamed a-2, and the write then failed naming a
+    # line of the output file ragtui wrote
+    path = tmp_path / "dupid.csv"
+    path.write_text("id,question,answer,faithfulness\na,q1,x,0.9\na,q2,y,0.5\na-2,q3,z,1.0\n")
+    notices: list[str] = []
+    [run] = load_file(path, notices=notices)
+    assert [(c.case_id, c.question) for c in run.cases] == [
+        ("a", "q1"),
+        ("a-3", "q2"),
+        ("a-2", "q3"),
+    ]
+    assert (
+        f"{path}: row 3: case id 'a' is used again (first at row 2); imported as 'a-3'" in notices
+    )
+    out = tmp_path / "out.ragtui.jsonl"
+    write_run_file(out, run.run, run.cases)  # the ids are unique: the run file can be written
+    assert [c.case_id for c in read_run_file(out).cases] == ["a", "a-3", "a-2"]
+
+
+def test_metric_names_with_token_rank_or_k_in_them_are_metrics(tmp_path: Path) -> None:
+    # a filter on parts of names kept token_f1, reciprocal_rank and recall_at_k out, unsaid
+    path = tmp_path / "g3.csv"
+    path.write_text(
+        "question,answer,token_f1,reciprocal_rank,recall_at_k,prompt_tokens,top_k\n"
+        "q1,a1,0.8,1.0,1.0,512,5\n"
+        "q2,a2,0.4,0.5,0.0,300,5\n"
+    )
+    notices: list[str] = []
+    [run] = load_file(path, notices=notices)
+    assert all(set(c.scores) == {"token_f1", "reciprocal_rank", "recall_at_k"} for c in run.cases)
+    means = {
+        m: sum(c.scores[m].value for c in run.cases) / 2
+        for m in ("token_f1", "reciprocal_rank", "recall_at_k")
+    }
+    assert means == pytest.approx({"token_f1": 0.6, "reciprocal_rank": 0.75, "recall_at_k": 0.5})
+    # the columns that describe the case stay metadata, each with a word about it
+    assert run.cases[0].metadata == {"prompt_tokens": "512", "top_k": "5"}
+    for column in ("prompt_tokens", "top_k"):
+        assert any(
+            n.startswith(f"{path}: column {column!r}: numbers kept as case metadata")
+            and f"--scale {column}=LOW:HIGH" in n
+            for n in notices
+        ), notices
+
+
+def test_a_score_column_with_decimal_commas_is_refused_not_dropped(tmp_path: Path) -> None:
+    # `0,9` is no number: the column was silently left out and faithfulness lost
+    path = tmp_path / "dec2.csv"
+    path.write_text("question;answer;faithfulness;passed\nq1;a1;0,9;PASS\nq2;a2;0,5;FAIL\n")
+    with pytest.raises(ImportFormatError) as info:
+        load_file(path)
+    assert str(info.value) == (
+        f"{path}: row 2, column 'faithfulness': expected a score with '.' decimals, found '0,9' "
+        "(a decimal comma?); ragtui does not guess whether ',' separates decimals or thousands: "
+        "save the file with '.' as the decimal separator"
+    )
+    # a text column that holds a "3,4" among words is no column of scores: kept as metadata
+    text = tmp_path / "pages.csv"
+    text.write_text('question,answer,faithfulness,pages\nq1,a1,0.5,"3,4"\nq2,a2,0.7,intro\n')
+    [run] = load_file(text)
+    assert [c.metadata["pages"] for c in run.cases] == ["3,4", "intro"]
+    assert [c.scores["faithfulness"].value for c in run.cases] == [0.5, 0.7]
 
 
 @pytest.mark.parametrize(

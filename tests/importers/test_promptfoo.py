@@ -119,6 +119,18 @@ def test_jsonl_and_csv_say_what_the_json_says(name: str) -> None:
     assert sum(1 for r in other for c in r.cases if c.errors) == 6
 
 
+@pytest.mark.parametrize("name", ["promptfoo_v3_refunds.json", "promptfoo_v3_refunds.jsonl"])
+def test_a_utf8_bom_imports_like_the_file_without_it(tmp_path: Path, name: str) -> None:
+    # Windows editors save JSON with a BOM; it was refused with the generic importer's reason
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + (DATA / name).read_bytes())
+    assert detect(path).name == "promptfoo"
+    with_bom = load_file(path)
+    assert len(with_bom) == 4 and all(len(r.cases) == 4 for r in with_bom)
+    assert _score_table(with_bom) == _score_table(load_file(V3))
+    assert _error_table(with_bom) == _error_table(load_file(V3))
+
+
 def test_v2_results() -> None:
     assert detect(V2).name == "promptfoo"
     run_files = load_file(V2)

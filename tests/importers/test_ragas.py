@@ -187,6 +187,80 @@ def test_traces_file_alone_is_explained() -> None:
         load_file(DATA / "ragas_v04_refunds_traces.json", "ragas")
 
 
+def test_traces_file_with_a_bom_is_explained_too(tmp_path: Path) -> None:
+    # the sniffer read past a BOM only by accident of lstrip(): U+FEFF is no whitespace
+    path = tmp_path / "traces.json"
+    path.write_bytes(b"\xef\xbb\xbf" + (DATA / "ragas_v04_refunds_traces.json").read_bytes())
+    assert detect(path).name == "ragas"
+    with pytest.raises(ImportFormatError, match="traces file"):
+        load_file(path)
+
+
+def test_an_explicit_case_id_and_latency_are_read_as_generic_reads_them(tmp_path: Path) -> None:
+    # question/answer/contexts make it RAGAS's; its case_id was ignored (ids became question
+    # hashes, so it paired with no case of the same table without contexts, which generic
+    # imports) and case_id, latency_ms became metrics failing on every case
+    rows = [
+        ("101", "What is the refund window?", "30 days", "0.9", "812"),
+        ("102", "How do I reset my password?", "Use the link", "0.5", "640"),
+        ("103", "What is the API rate limit?", "100 rps", "1.0", "1020"),
+    ]
+    with_contexts = tmp_path / "g1.csv"
+    with_contexts.write_text(
+        "case_id,question,answer,contexts,faithfulness,latency_ms,prompt_tokens\n"
+        + "".join(f'{i},{q},{a},"[""chunk""]",{f},{ms},300\n' for i, q, a, f, ms in rows)
+    )
+    without = tmp_path / "g2.csv"
+    without.write_text(
+        "case_id,question,answer,faithfulness,latency_ms\n"
+        + "".join(f"{i},{q},{a},{f},{ms}\n" for i, q, a, f, ms in rows)
+    )
+    assert (detect(with_contexts).name, detect(without).name) == ("ragas", "generic")
+    notices: list[str] = []
+    [a] = load_file(with_contexts, notices=notices)
+    [b] = load_file(without)
+    assert [c.case_id for c in a.cases] == [c.case_id for c in b.cases] == ["101", "102", "103"]
+    assert all(set(c.scores) == {"faithfulness"} and not c.errors for c in a.cases)
+    paired = {c.case_id: c.scores["faithfulness"].value for c in a.cases}
+    assert paired == {c.case_id: c.scores["faithfulness"].value for c in b.cases}
+    assert paired == {"101": 0.9, "102": 0.5, "103": 1.0}
+    assert [c.latency_ms for c in a.cases] == [812, 640, 1020]
+    assert a.cases[0].metadata == {"prompt_tokens": "300"}  # case_id is the id, not metadata
+    assert any(
+        n.startswith(f"{with_contexts}: column 'prompt_tokens': numbers kept as case metadata")
+        for n in notices
+    ), notices
+
+
+def test_scores_all_written_as_percentages_are_refused_not_dropped(tmp_path: Path) -> None:
+    # every cell text: the column went to metadata and faithfulness was silently lost
+    path = tmp_path / "pct.csv"
+    path.write_text("user_input,response,faithfulness\nq1,a1,\nq2,a2,66.7%\nq3,a3,100.0%\n")
+    with pytest.raises(ImportFormatError) as info:
+        load_file(path)
+    assert str(info.value) == (
+        f"{path}: row 3, column 'faithfulness': expected a score (a number, or empty for a failed "
+        "metric), found '66.7%'; RAGAS writes scores as fractions in [0, 1]: save them as "
+        "numbers, or import the file with --format generic, which reads percentages"
+    )
+    # the way out it names: the percent sign declares the scale
+    [run] = load_file(path, "generic")
+    assert [c.scores["faithfulness"].value for c in run.cases[1:]] == pytest.approx([0.667, 1.0])
+
+
+def test_scores_with_decimal_commas_are_refused_not_dropped(tmp_path: Path) -> None:
+    # a spreadsheet's ';' CSV: every metric went to metadata, the run had no metric at all
+    path = tmp_path / "decomma.csv"
+    path.write_text("user_input;response;faithfulness\nq1;a1;0,5\nq2;a2;1,0\n")
+    with pytest.raises(ImportFormatError) as info:
+        load_file(path)
+    assert str(info.value) == (
+        f"{path}: row 2, column 'faithfulness': expected a score with '.' decimals, found '0,5' "
+        "(a decimal comma?); ragtui does not guess whether ',' separates decimals or thousands: "
+        "save the file with '.' as the decimal separator"
+    )
+
+
 def _malformed(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     good = (DATA / "ragas_v04_refunds.csv").read_text()
     cases = {

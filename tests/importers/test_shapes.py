@@ -173,3 +173,24 @@ def test_a_truncated_json_file_says_so_first(tmp_path: Path) -> None:
         load_file(path)
     assert str(info.value).startswith(f"{path}:1:")
     assert "invalid JSON" in str(info.value) and "truncated?" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("columns", "fmt"), [("user_input,response", "ragas"), ("question,answer", "generic")]
+)
+def test_two_pandas_index_columns_are_not_a_metric(tmp_path: Path, columns: str, fmt: str) -> None:
+    # to_csv() of a frame read back from to_csv(): `,Unnamed: 0,...`; the second index column
+    # became a metric failing on every case ("--scale Unnamed: 0=LOW:HIGH")
+    path = tmp_path / "twice.csv"
+    path.write_text(
+        f",Unnamed: 0,{columns},faithfulness\n0,0,q1,a1,0.9\n1,1,q2,a2,0.4\n2,2,q3,a3,\n"
+    )
+    assert detect(path).name == fmt
+    notices: list[str] = []
+    [run] = load_file(path, notices=notices)
+    assert [c.question for c in run.cases] == ["q1", "q2", "q3"]
+    assert all(set(c.scores) | set(c.errors) <= {"faithfulness"} for c in run.cases)
+    assert [c.scores["faithfulness"].value for c in run.cases[:2]] == [0.9, 0.4]
+    assert "faithfulness" in run.cases[2].errors
+    assert all("Unnamed: 0" not in c.metadata for c in run.cases)
+    assert not any("Unnamed" in n for n in notices), notices

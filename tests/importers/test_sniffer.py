@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import shutil
 from pathlib import Path
 
@@ -61,6 +62,43 @@ def test_unknown_format_lists_every_format_and_why(tmp_path: Path) -> None:
     assert message.startswith(f"{path}: unknown format")
     for name in REGISTRY:
         assert f"  {name}: " in message
+
+
+def _gzip(path: Path, data: bytes) -> None:
+    path.write_bytes(gzip.compress(data))
+
+
+def _utf16(path: Path, data: bytes) -> None:
+    path.write_bytes(data.decode("utf-8").encode("utf-16"))  # with its BOM, as editors save it
+
+
+@pytest.mark.parametrize(
+    ("name", "write", "expected"),
+    [
+        (
+            "results.csv.gz",
+            _gzip,
+            "{path}: gzip-compressed data: decompress it first "
+            "(gzip -dc results.csv.gz > results.csv, then import results.csv)",
+        ),
+        (
+            "results.csv",
+            _utf16,
+            "{path}: UTF-16 text: save it as UTF-8 "
+            "(iconv -f UTF-16 -t UTF-8 results.csv > utf8-results.csv), then import that",
+        ),
+    ],
+)
+@pytest.mark.parametrize("fmt", [None, "ragas"])
+def test_compressed_or_utf16_file_is_one_line_saying_what_to_do(
+    tmp_path: Path, name: str, write, expected: str, fmt: str | None
+) -> None:
+    # it was an 8-line "unknown format; tried: ..." whose reasons were beside the point
+    path = tmp_path / name
+    write(path, (DATA / "ragas" / "ragas_v04_refunds.csv").read_bytes())
+    with pytest.raises(ImportFormatError) as info:
+        load_file(path, fmt)
+    assert str(info.value) == expected.format(path=path)
 
 
 @settings(
