@@ -13,6 +13,7 @@ from ragtui.tui.widgets.chunks_view import ChunkBlock
 from ragtui.tui.widgets.claims_view import ClaimsView
 from tests.tui.conftest import wait_ready, widget_text
 from tests.tui.history_b import WORST, case_ids, screen_text, write_history
+from tests.tui.history_extras import file_cases
 
 
 @pytest.fixture
@@ -202,3 +203,26 @@ async def test_a_single_run_s_case_does_not_offer_a_b_to_switch_to(folder, make_
         both = CaseScreen(ids["small-generator"], LIST, 0, other_run_id=ids["baseline"])
         await open_case(app, pilot, both)
         assert "A/B" in widget_text(app.screen.query_one(KeyBar))
+
+
+async def test_the_title_shows_b_as_the_mean_of_its_reruns_without_one_rerun_s_label(
+    folder, make_app
+) -> None:
+    """B = baseline, whose three reruns grade some case apart: the title's B is their mean (as
+    Compare shows it), not one rerun's label beside another's figure."""
+    path, ids = folder
+    runs = [f"baseline-r{r}" for r in (1, 2, 3)]
+    grades = {
+        run: {c["case_id"]: c["scores"]["faithfulness"] for c in file_cases(path, run)}
+        for run in runs
+    }
+    case = next(c for c in grades[runs[0]] if len({grades[r][c]["value"] for r in runs}) > 1)
+    mean = sum(grades[r][case]["value"] for r in runs) / 3
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = CaseScreen(
+            ids["baseline"], [case], 0, other_run_id=ids["small-generator"], metric="faithfulness"
+        )
+        await open_case(app, pilot, screen)
+        title = screen_text(app).splitlines()[0]
+        assert re.search(rf"→ B {round(mean * 100, 1):g}  1 / 1 in list", title), title

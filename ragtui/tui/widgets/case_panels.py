@@ -178,6 +178,8 @@ def title_text(
             cv = d.figures.get(metric)
             a = short_pts(cv.a) if cv else raw_value(d.other, metric)
             b = short_pts(cv.b) if cv else raw_value(d.case, metric)
+            if cv is not None and score is not None and abs(cv.b - score.value) > 1e-9:
+                label = ""  # B is the mean of reruns that graded it apart: no one label is it
             parts += [f"A {a} → B {b}", (label, "bold")]
         else:
             parts += [raw_value(d.case, metric), (label, "bold")]
