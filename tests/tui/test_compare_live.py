@@ -170,3 +170,33 @@ async def test_a_new_rerun_of_a_marks_a_changed_and_case_offers_too(diag, make_a
         await wait_ready(app, pilot)
         assert isinstance(app.screen, CompareScreen)
         assert "cand-1" in widget_text(app.screen.query_one("#compare-notes"))
+
+
+async def test_a_rerun_deleted_under_compare_and_case_marks_its_side_changed(
+    diag, make_app
+) -> None:
+    """A's second rerun removed from the folder: A's figures were its mean with that rerun,
+    so Compare and Case say A changed (the rerun is gone from the index: its config cannot be
+    looked up any more) and `u` averages the one left."""
+    app = make_app(diag)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare(history_diag.A, history_diag.B)
+        await wait_ready(app, pilot)
+        compare = app.screen
+        assert isinstance(compare, CompareScreen) and len(compare.comparison.reruns_a) == 2
+        app.open_case(
+            history_diag.B, ["ret-01"], 0, other_run_id=history_diag.A, metric="faithfulness"
+        )
+        await wait_ready(app, pilot)
+        (diag / "base-r2.ragtui.jsonl").unlink()
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        assert "A changed on disk: u updates the figures" in screen_text(app)
+        await pilot.press("escape")
+        await wait_ready(app, pilot)
+        assert "A changed on disk: u updates the figures" in screen_text(app)
+        await pilot.press("u")
+        await wait_ready(app, pilot)
+        assert "changed on disk" not in screen_text(app)
+        assert compare.comparison.reruns_a == [history_diag.A]

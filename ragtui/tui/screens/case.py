@@ -265,8 +265,10 @@ class CaseScreen(Screen[None]):
         sides = {"B" if self.other_run_id else "this run": self.run_id}
         if self.other_run_id:
             sides = {"A": self.other_run_id, **sides}
+        c = self._comparison
+        shown = {} if c is None else {"A": c.reruns_a, "B": c.reruns_b}
         try:
-            hit = changed_sides(self.app.store, sides, changed, removed)  # type: ignore[attr-defined]
+            hit = changed_sides(self.app.store, sides, changed, removed, shown=shown)  # type: ignore[attr-defined]
         except Exception as err:
             self.post_message(self.Failed("update check", self.case_id, str(err)))
             return

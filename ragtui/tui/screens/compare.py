@@ -284,8 +284,10 @@ class CompareScreen(Screen[None]):
     @work(thread=True, group="stale", exit_on_error=False)
     def check_sides(self, changed: list[str], removed: list[str]) -> None:
         sides = {"A": self.a_run_id, "B": self.b_run_id}
+        c = self.comparison
+        shown = {} if c is None else {"A": c.reruns_a, "B": c.reruns_b}
         try:
-            hit = changed_sides(self.app.store, sides, changed, removed)  # type: ignore[attr-defined]
+            hit = changed_sides(self.app.store, sides, changed, removed, shown=shown)  # type: ignore[attr-defined]
         except Exception as err:
             self.post_message(self.Failed("update check", str(err)))
             return

@@ -19,15 +19,19 @@ def changed_sides(
     sides: Mapping[str, str | None],
     changed: Collection[str],
     removed: Collection[str],
+    *,
+    shown: Mapping[str, Collection[str]] | None = None,
 ) -> list[str]:
     """The sides ("A", "B", ...) whose run, or a rerun of it, was changed, added or removed.
-    A side's reruns are those of its config now; a removed run is matched by id alone."""
+    A side's reruns are those of its config now; a removed rerun is gone from the index, so it
+    is matched against `shown`: the runs each side's figures were made from (a comparison's
+    reruns of A and of B)."""
     touched = set(changed) | set(removed)
     out = []
     for side, run_id in sides.items():
         if run_id is None:
             continue
-        if run_id in touched:
+        if run_id in touched or set(removed) & set((shown or {}).get(side, ())):
             out.append(side)
             continue
         try:
