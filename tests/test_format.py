@@ -64,3 +64,18 @@ def test_an_undecided_gate_says_plainly_when_no_case_count_can_be_had() -> None:
     assert text.endswith("cannot be estimated from these deltas")
     known = GateCheck("f", Outcome.UNDECIDED, "undecided", value=-0.06, n_needed=1200)
     assert gate_check_text(known, 0.05).endswith("need ~1,200 cases to show non-inferiority")
+
+
+def test_a_value_just_under_its_threshold_never_reads_as_the_threshold() -> None:
+    """0.7999 with --pass 80 printed "fails in the candidate (80; pass ≥ 80)"."""
+    from ragtui.format import pts_apart
+    from ragtui.format.diagnosis import new_failure_line
+
+    assert pts_apart(0.7999, 0.8) == "79.99"
+    assert pts_apart(0.799999, 0.8) == "79.9999"
+    assert pts_apart(0.5, 0.8) == "50" and pts_apart(0.8, 0.8) == "80"
+    assert pts_apart(None, 0.8) == "—"
+    line = new_failure_line("k1", "faithfulness", [1.0], 0.7999, 0.8)
+    assert line.endswith("fails in the candidate (79.99; pass ≥ 80)")
+    below = GateCheck("f", Outcome.FAILED, "below_floor", 0.79996, 0.8)
+    assert gate_check_text(below, 0.05).endswith("candidate mean 79.996 is below the floor 80.0")

@@ -168,7 +168,7 @@ def _print_case(one: Any) -> None:
         ranks = f"A#{ch.rank_a or '-'} B#{ch.rank_b or '-'}"
         echo(
             f"  {chunk_mark(ch.mark, ch.move):<3}{ranks:<10}"
-            + printable(f"{ch.id_b or ch.id_a}  {ch.source or ''}  ")
+            + printable(f"{ch.id_b or ch.id_a or ''}  {ch.source or ''}  ")
             + _excerpt(ch.text, 70)
         )
     ad = one.answer

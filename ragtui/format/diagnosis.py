@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ragtui.format.numbers import pts, short_pts, signed_pts, significant
+from ragtui.format.numbers import pts, pts_apart, short_pts, signed_pts, significant
 from ragtui.format.text import plural, printable
 
 # ---------------------------------------------------------------- diagnosis
@@ -193,7 +193,7 @@ def new_failure_line(
     before = ", ".join(short_pts(v) for v in baseline)
     return (
         f"{printable(case_id)} {printable(metric)}: passed in every baseline run ({before}), "
-        f"fails in the candidate ({short_pts(value)}; pass ≥ {short_pts(threshold)})"
+        f"fails in the candidate ({pts_apart(value, threshold)}; pass ≥ {short_pts(threshold)})"
     )
 
 
@@ -272,7 +272,8 @@ def case_class_text(
 ) -> str:
     """ "newly broken · baseline runs 100 100 · candidate 0 · pass ≥ 50"."""
     before = " ".join(short_pts(v) for v in baseline) or "none"
-    return f"{klass} · baseline runs {before} · candidate {short_pts(value)} · pass ≥ {short_pts(threshold)}"
+    shown, bar = pts_apart(value, threshold), short_pts(threshold)
+    return f"{klass} · baseline runs {before} · candidate {shown} · pass ≥ {bar}"
 
 
 def pass_rule(thresholds: dict[str, float]) -> str:

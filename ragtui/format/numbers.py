@@ -58,6 +58,19 @@ def short_pts(value: float | None) -> str:
     return "—" if value is None else fixed(value * 100, 1).removesuffix(".0")
 
 
+def pts_apart(value: float | None, threshold: float) -> str:
+    """`value` in points (as short_pts) with as many more decimals as it takes, up to four, not
+    to read as the threshold it is compared with: 0.7999 against 0.8 is "79.99", not "80"."""
+    shown = short_pts(value)
+    if value is None or value == threshold or shown != short_pts(threshold):
+        return shown
+    for digits in (2, 3, 4):
+        shown = fixed(value * 100, digits)
+        if shown != fixed(threshold * 100, digits):
+            break
+    return shown
+
+
 def p_value(p: float | None) -> str:
     """A p-value the way papers print it: .004, <.001, 1."""
     if p is None:

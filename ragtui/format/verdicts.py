@@ -32,7 +32,7 @@ from ragtui.core.verdict import (
     Unpaired,
     Verdict,
 )
-from ragtui.format.numbers import fixed, interval, p_value, pts, signed_pts
+from ragtui.format.numbers import fixed, interval, p_value, pts, pts_apart, signed_pts
 from ragtui.format.text import plural
 
 if TYPE_CHECKING:
@@ -455,6 +455,9 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
         if ch.n_needed is not None
         else "the cases non-inferiority needs cannot be estimated from these deltas"
     )
+    mean = pts(ch.value)
+    if ch.value is not None and ch.threshold is not None and mean == pts(ch.threshold):
+        mean = pts_apart(ch.value, ch.threshold)  # 79.96 is not "80.0 below the floor 80.0"
     texts = {
         "non_inferior": f"shown non-inferior: 95% CI lower bound {signed_pts(ch.value)} > -{band}",
         "regressed": f"regressed by {pts(abs(ch.value or 0.0))} points (significant after Holm)",
@@ -495,8 +498,8 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
             "though compare calls it no meaningful change (its 90% CI, 5% a side, fits the "
             f"margin; the gate asks 97.5% on the downside); {need}"
         ),
-        "floor_held": f"mean {pts(ch.value)} ≥ floor {pts(ch.threshold)}",
-        "below_floor": f"candidate mean {pts(ch.value)} is below the floor {pts(ch.threshold)}",
+        "floor_held": f"mean {mean} ≥ floor {pts(ch.threshold)}",
+        "below_floor": f"candidate mean {mean} is below the floor {pts(ch.threshold)}",
         "no_floor_scores": f"the candidate has no scores for the floor {pts(ch.threshold)}",
         "nothing_compared": "no metric in common between the runs: nothing to pass",
         "new_failures": (

@@ -203,3 +203,16 @@ def test_the_readme_diagnosis_excerpt_is_what_diagnose_prints(tmp_path: Path) ->
     for line in excerpt:
         head = line.removesuffix("…").rstrip(" ·,")
         assert any(p.startswith(head) for p in printed), (line, printed)
+
+
+def test_a_chunk_without_an_id_is_listed_by_its_text_not_as_none(tmp_path: Path) -> None:
+    from ragtui.core.model import Chunk
+
+    kept = Chunk("c1", "Invoices can be issued in EUR or USD.", None, 1, 0.8)
+    extra = Chunk("", "The Starter plan allows 3 members.", None, 2, 0.7)
+    write(tmp_path, "a", [case("e1", s(1, 1, 1, 1), contexts=[kept])], day=1)
+    write(tmp_path, "b", [case("e1", s(1, 1, 1, 1), contexts=[kept, extra])], day=2)
+    out = run("diagnose", "a", "b", str(tmp_path), "--case", "e1")
+    assert out.exit_code == 0, out.output
+    (line,) = [x for x in out.stdout.splitlines() if "Starter plan" in x]
+    assert line.startswith("  +  A#- B#2") and "None" not in line
