@@ -127,11 +127,16 @@ def diff_retrieval(case_id: str, a: Sequence[Chunk], b: Sequence[Chunk]) -> Retr
     keys_b = _keys([c.id for c in b] if by_id else nb)
     rank_a = {k: i + 1 for i, k in enumerate(keys_a)}
     chunk_a = dict(zip(keys_a, a, strict=True))
+    # moved: out of its order among the chunks both kept. A chunk that only shifted because
+    # one above it left or arrived (A x y z, B y z) kept its place: its ranks still show it
+    both = set(keys_a) & set(keys_b)
+    place_a = {k: i for i, k in enumerate(k for k in keys_a if k in both)}
+    place_b = {k: i for i, k in enumerate(k for k in keys_b if k in both)}
     marks = []
     for j, (key, chunk) in enumerate(zip(keys_b, b, strict=True)):
         old = chunk_a.get(key)
         ra = rank_a.get(key)
-        mark = "added" if old is None else ("kept" if ra == j + 1 else "moved")
+        mark = "added" if old is None else ("kept" if place_a[key] == place_b[key] else "moved")
         marks.append(
             ChunkMark(
                 mark,

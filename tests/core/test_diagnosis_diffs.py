@@ -40,6 +40,24 @@ def test_chunks_matched_by_id_with_moves_and_overlap() -> None:
     assert d.top_changed is True
 
 
+def test_chunks_that_only_shift_with_a_removal_or_an_insertion_keep_their_place() -> None:
+    """x removed above y and z (A x y z, B y z), or n put first (A x y, B n x y): y, z and x
+    keep their order among the chunks both kept, so they are kept (their ranks say they
+    shifted), not moved; a case counts among the "moved" only when B reorders what it kept."""
+    a = [ck("x", "ex"), ck("y", "why"), ck("z", "zed")]
+    removal = diff_retrieval("q1", a, [ck("y", "why"), ck("z", "zed")])
+    assert marks(removal) == {
+        "y": ("kept", 2, 1),
+        "z": ("kept", 3, 2),
+        "x": ("removed", 1, None),
+    }
+    insertion = diff_retrieval("q2", a[:2], [ck("n", "new"), ck("x", "ex"), ck("y", "why")])
+    assert marks(insertion) == {"n": ("added", None, 1), "x": ("kept", 1, 2), "y": ("kept", 2, 3)}
+    swap = diff_retrieval("q3", a[:2], [ck("y", "why"), ck("x", "ex")])
+    summary = summarise_retrieval([removal, insertion, swap], 3)
+    assert summary.with_moved == 1 and summary.with_removed == 1 and summary.with_added == 1
+
+
 def test_positional_ids_fall_back_to_text() -> None:
     """Importers number chunks c1, c2, ...: the same id with another text is another chunk."""
     a = [ck("c1", "Alpha text"), ck("c2", "Beta text"), ck("c3", "Gamma text")]

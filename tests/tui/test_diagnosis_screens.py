@@ -218,14 +218,15 @@ async def test_case_marks_chunks_diffs_answers_and_flipped_claims(runs, make_app
         await wait_ready(app, pilot)
         screen = app.screen
         assert isinstance(screen, CaseScreen)
-        # B's chunks in B's order with their marks, then A's chunk that B dropped
+        # B's chunks in B's order with their marks, then A's chunk that B dropped (C2 and C3
+        # only shifted up as C1 left: kept, in their order, with the ranks that changed)
         blocks = [
             (b.chunk.id, b.marking.symbol, b.marking.note, b.ghost)
             for b in screen.query(ChunkBlock)
         ]
         assert blocks == [
-            ("C2", "↑1", "A #2 → B #1", False),
-            ("C3", "↑1", "A #3 → B #2", False),
+            ("C2", "=", "A #2 → B #1", False),
+            ("C3", "=", "A #3 → B #2", False),
             ("C4", "+", "added in B", False),
             ("C1", "-", "removed: only in A", True),
         ]
@@ -244,7 +245,7 @@ async def test_case_marks_chunks_diffs_answers_and_flipped_claims(runs, make_app
         flat = " ".join(text.split())
         assert "stage faithfulness: retrieval: retrieval miss (context recall fell)" in flat
         assert "class faithfulness: newly broken · baseline runs 100 100 · candidate 0" in flat
-        assert "retrieval: 1 added · 1 removed · 2 moved · 0 kept · top-3 overlap 50 pts" in flat
+        assert "retrieval: 1 added · 1 removed · 0 moved · 2 kept · top-3 overlap 50 pts" in flat
         assert (
             "✗ became unsupported Late refunds need manager approval (SUPPORTED → UNSUPPORTED · "
             "its chunk C1 left B's retrieval)" in flat

@@ -103,7 +103,7 @@ async def test_y_on_case_copies_chunks_claims_and_scores(runs, make_app) -> None
         (text,) = osc52(written)
         assert "## Chunks of B" in text and "## Chunks of A" in text
         # B's chunks with their marks against A: C2 and C3 up one, C4 added
-        assert "1. ↑1 C2 #1 faq.md 0.80: ret-01 FAQ entry." in text
+        assert "1. = C2 #1 faq.md 0.80: ret-01 FAQ entry." in text
         assert "3. + C4 #3 payments.md 0.60: Card payments settle in two days." in text
         assert "- UNSUPPORTED (faithfulness): Late refunds need manager approval → no chunk" in text
         assert "- claim became unsupported: Late refunds need manager approval" in text

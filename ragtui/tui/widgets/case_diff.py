@@ -45,8 +45,8 @@ def _note(mark: ChunkMark, side: str) -> str:
         return "added in B"
     if mark.mark == "removed":
         return "not in B" if side == "A" else "removed: only in A"
-    if mark.mark == "moved":
-        return f"A #{mark.rank_a} → B #{mark.rank_b}"
+    if mark.mark in ("moved", "kept") and mark.rank_a != mark.rank_b:
+        return f"A #{mark.rank_a} → B #{mark.rank_b}"  # kept: shifted by a chunk that left
     return ""
 
 
