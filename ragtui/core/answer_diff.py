@@ -67,7 +67,12 @@ def tokens(text: str) -> list[str]:
 
 
 def _count_words(parts: list[str]) -> int:
-    return sum(1 for p in parts if p.strip())
+    """Words only: a punctuation mark is a token of the diff, not a word ("5 days." -> "7
+    days!" is one word changed, not two)."""
+    return sum(1 for p in parts if _WORD.match(p))
+
+
+_WORD = re.compile(r"\w")
 
 
 def diff_answers(a: str | None, b: str | None) -> AnswerDiff:

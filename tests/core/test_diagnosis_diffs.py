@@ -202,3 +202,11 @@ def test_different_claims_do_not_match() -> None:
     d = diff_claims("q", a, b)
     assert [c.change for c in d.changes] == ["new", "dropped"]
     assert CLAIM_MATCH == 0.5
+
+
+def test_punctuation_is_diffed_but_not_counted_as_words() -> None:
+    d = diff_answers("Refunds take 5 days.", "Refunds take 7 days!")
+    assert (d.words_added, d.words_removed) == (1, 1)  # 5 -> 7; "." -> "!" is no word
+    assert (
+        word_diff((s.kind, s.text) for s in d.segments) == "Refunds take [-5 -]{+7 +}days[-.-]{+!+}"
+    )
