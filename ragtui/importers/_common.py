@@ -355,11 +355,26 @@ def unique_case_ids(
     *,
     path: Path | None = None,
     where: Sequence[str] | None = None,
+    repeated: str | None = None,
 ) -> list[Case]:
     """One id twice in a run (the same question, a repeated id): keep both, the later ones
     suffixed -2, -3, ... with the first suffix no case of the source holds, so a renamed case
     never takes the id of another (ids a, a, a-2 give a, a-3, a-2). With `notices`, each
-    renaming is said, naming the source's row (`where[i]`) and the row that first used the id."""
+    renaming is said, naming the source's row (`where[i]`) and the row that first used the id;
+    with `repeated` ("question": the ids are the questions' hashes) one notice says how many
+    were told apart by their order, which another run's repeats must then share."""
+    if repeated is not None and notices is not None:
+        said, notices = notices, []
+        out = unique_case_ids(cases, notices, path=path)
+        if notices:
+            n = len(notices)
+            who = "1 case repeats" if n == 1 else f"{n} cases repeat"
+            said.append(
+                f"{path}: {who} an earlier {repeated}: told apart by their order (imported as "
+                f"{notices[0].rsplit(' imported as ', 1)[-1]}{', …' if n > 1 else ''}), so they "
+                "pair with another run's repeats only when both list them in the same order"
+            )
+        return out
     taken = {c.case_id for c in cases}
     first: dict[str, int] = {}
     out = []

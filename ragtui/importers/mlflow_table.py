@@ -100,7 +100,8 @@ class MlflowImporter:
         notices += scale_notices(path, [ms for ms, _, _ in metrics.values()], refused)
         config = unrecorded_config(path, options, format="mlflow eval_results_table")
         run = build_run(path, sha256_bytes(data), self.name, options, config=config)
-        return [RunFile(run=run, cases=tuple(unique_case_ids(cases)))]
+        cases = unique_case_ids(cases, notices, path=path, repeated="question")
+        return [RunFile(run=run, cases=tuple(cases))]
 
 
 def _find(columns: list[str], names: tuple[str, ...]) -> str | None:

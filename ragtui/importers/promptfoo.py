@@ -353,7 +353,8 @@ def _runs(
             created_at=created,
             part=f"{prompt_label} · {provider}" if len(groups) > 1 else None,
         )
-        cases = rescale_cases(path, unique_case_ids(cases), options.scales, notices)
+        cases = unique_case_ids(cases, notices, path=path, repeated="test")
+        cases = rescale_cases(path, cases, options.scales, notices)
         out.append(RunFile(run=replace(run, config=dict(run.config)), cases=tuple(cases)))
     return out
 

@@ -262,11 +262,11 @@ class RagasImporter:
         ]
         refused = {m: sum("scale unknown" in c.errors.get(m, "") for c in cases) for m in metrics}
         notices += scale_notices(path, metrics.values(), refused)
-        if id_col:  # a repeated id of the file is said; a repeated question is not
+        if id_col:  # a repeated id of the file is said row by row; repeated questions at once
             rows = [_where(table, i) for i in range(len(table.rows))]
             cases = unique_case_ids(cases, notices, path=path, where=rows)
         else:
-            cases = unique_case_ids(cases)
+            cases = unique_case_ids(cases, notices, path=path, repeated="question")
         claims = self._claims(path, options, cases) if cols is not NO_TEXT else {}
         if claims:
             cases = [_with_claims(c, claims[i]) if i in claims else c for i, c in enumerate(cases)]

@@ -148,7 +148,8 @@ def _runs(
             created_at=iso_from_any(records[0][4]),
             part=version if len(apps) > 1 else None,
         )
-        runs.append(RunFile(run=run, cases=tuple(unique_case_ids(cases))))
+        cases = unique_case_ids(cases, notices, path=path, repeated="question")
+        runs.append(RunFile(run=run, cases=tuple(cases)))
     refused = {
         m: sum("scale unknown" in c.errors.get(m, "") for r in runs for c in r.cases)
         for m in scales

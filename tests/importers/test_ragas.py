@@ -134,6 +134,21 @@ def test_value_clamped_raw_kept(tmp_path: Path) -> None:
     assert cases[1].scores["faithfulness"].value == 0.0
 
 
+def test_a_repeated_question_is_told_apart_by_order_and_said(tmp_path: Path) -> None:
+    """Ids come from the questions' hashes: the second asking of q1 becomes id-2, silently
+    before; pairing it with another run depends on both listing it in the same order."""
+    path = tmp_path / "r.csv"
+    path.write_text("user_input,response,faithfulness\nq1,a1,1\nq2,a2,0\nq1,a3,0.5\n")
+    notices: list[str] = []
+    cases = load_file(path, notices=notices)[0].cases
+    first = stable_case_id("q1")
+    assert [c.case_id for c in cases] == [first, stable_case_id("q2"), f"{first}-2"]
+    assert [c.scores["faithfulness"].value for c in cases] == [1.0, 0.0, 0.5]
+    (said,) = [n for n in notices if "an earlier question" in n]
+    assert said.startswith(f"{path}: 1 case repeats an earlier question: told apart by their ")
+    assert f"'{first}-2'" in said and "same order" in said
+
+
 @pytest.mark.parametrize(
     "traces", ["ragas_v04_refunds_traces.json", "ragas_v04_refunds_str.traces.json"]
 )
