@@ -86,11 +86,15 @@ def metric_trends(store: Store, metric: str) -> list[TrendSeries]:
     stated = {
         run_id: stated_means(figures).get(metric) for run_id, figures in store.stated().items()
     }
-    groups: dict[str, list[TrendPoint]] = {}
-    names: dict[str, list[str]] = {}
-    for row in runs.select(["run_id", "name", "created_at", "config_key"]).to_pylist():
+    # a series is the reruns of one config: the same config key on the same dataset, as Runs
+    # and compare group them (a new version of the golden set under one key is a new series,
+    # not a "rerun spread" of the dataset change)
+    groups: dict[_Key, list[TrendPoint]] = {}
+    names: dict[_Key, list[str]] = {}
+    columns = ["run_id", "name", "created_at", "config_key", "dataset_name", "dataset_version"]
+    for row in runs.select(columns).to_pylist():
         values, errors = by_run.get(row["run_id"], (np.zeros(0), 0))
-        key = row["config_key"]
+        key = (row["config_key"], row["dataset_name"], row["dataset_version"])
         if values.size == 0 and errors == 0:
             said = stated.get(row["run_id"])
             if said is None or row["run_id"] in by_run:
@@ -118,7 +122,8 @@ def metric_trends(store: Store, metric: str) -> list[TrendSeries]:
     named = {key: _most_common(names[key]) for key in groups}
     labels = _distinct_labels(named)
     series = [
-        TrendSeries(key, labels[key], tuple(points), named[key]) for key, points in groups.items()
+        TrendSeries(key[0], labels[key], tuple(points), named[key])
+        for key, points in groups.items()
     ]
     series.sort(key=lambda s: (s.points[0].created_at, s.config_key))
     return series
@@ -141,13 +146,27 @@ def _values_by_run(scores: pa.Table) -> dict[str, tuple[np.ndarray, int]]:
     return out
 
 
-def _distinct_labels(labels: dict[str, str]) -> dict[str, str]:
-    """config key -> its label, the config key added where configs share a name (a rejudge,
-    or a harness that names every run "nightly"): two dots called the same tell nothing."""
+_Key = tuple[str, str | None, str | None]  # config key, dataset name, dataset version
+
+
+def _distinct_labels(labels: dict[_Key, str]) -> dict[_Key, str]:
+    """series -> its label, the config key added where series share a name (a rejudge, or a
+    harness that names every run "nightly"), and the dataset where they share that too (one
+    config key over two versions of the golden set): two dots called the same tell nothing."""
     counts = Counter(labels.values())
-    return {
-        key: label if counts[label] == 1 else f"{label} ({key})" for key, label in labels.items()
+    out = {
+        key: label if counts[label] == 1 else f"{label} ({key[0]})" for key, label in labels.items()
     }
+    counts = Counter(out.values())
+    return {
+        key: label if counts[label] == 1 else f"{label}, {_dataset(key)}"
+        for key, label in out.items()
+    }
+
+
+def _dataset(key: _Key) -> str:
+    name, version = key[1], key[2]
+    return " ".join(str(x) for x in (name, version) if x) or "no dataset"
 
 
 def _most_common(names: list[str]) -> str:

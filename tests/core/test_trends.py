@@ -77,6 +77,35 @@ def test_metric_trends_groups_reruns_and_matches_the_files(tmp_path: Path) -> No
     assert series[2].spread is None  # a single run has no rerun spread
 
 
+def test_one_config_key_on_two_dataset_versions_is_two_series(tmp_path: Path) -> None:
+    """A CI job keeps its config key while the golden set moves from v1 to v2: the runs are
+    not reruns of each other (Runs and compare do not pair them), so Trends gives each its
+    own series, not a "rerun spread" of 50 points that is the dataset change."""
+    from ragtui.core.model import DatasetInfo, Run
+    from ragtui.core.runfile import write_run_file
+    from tests.core.runs_factory import make_case
+
+    for day, version, value in ((1, "v1", 1.0), (2, "v2", 0.5)):
+        run = Run(
+            id=f"ds-{version}",
+            name="nightly",
+            created_at=f"2026-11-0{day}T10:00:00Z",
+            config_key="cfg-ds",
+            dataset=DatasetInfo("golden", version),
+        )
+        cases = [make_case(i, value) for i in range(5)]
+        write_run_file(tmp_path / f"ds-{version}.ragtui.jsonl", run, cases)
+    with Store.open(tmp_path) as store:
+        series = metric_trends(store, "faithfulness")
+    assert [[p.run_id for p in s.points] for s in series] == [["ds-v1"], ["ds-v2"]]
+    assert [s.spread for s in series] == [None, None]
+    assert [s.label for s in series] == [
+        "nightly (cfg-ds), golden v1",
+        "nightly (cfg-ds), golden v2",
+    ]
+    assert [s.points[0].mean for s in series] == [1.0, 0.5]
+
+
 def test_metric_trends_skips_runs_without_the_metric(tmp_path: Path) -> None:
     folder = write_history(tmp_path / "runs")
     with Store.open(folder) as store:
