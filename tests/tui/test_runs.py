@@ -423,6 +423,39 @@ async def test_cost_and_latency_show_per_run_in_the_table(tmp_path, make_app) ->
         assert f"cost total per run {cost:.4g}" in detail
 
 
+async def test_a_cost_total_with_unreadable_cases_is_unknown_not_the_rest_s_sum(
+    tmp_path, make_app
+) -> None:
+    """gen-b's 10 cases each cost 0.01, 5 of them written as the string "0.01" (unreadable):
+    its total read 0.05, half of gen-a's, as if those cases cost nothing."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for run_id, day, strings in (("gen-a", 1, 0), ("gen-b", 2, 5)):
+        lines = [
+            {"ragtui_run": 1, "id": run_id, "name": run_id, "kind": "eval",
+             "created_at": f"2026-12-0{day}T10:00:00Z", "config": {"r": run_id}}
+        ]  # fmt: skip
+        for i in range(10):
+            cost = "0.01" if i < strings else 0.01
+            lines.append(
+                {"case_id": f"c{i}", "question": "q", "answer": "a", "latency_ms": 500,
+                 "scores": {"faithfulness": {"value": 0.8}}, "metadata": {"cost": cost}}
+            )  # fmt: skip
+        text = "".join(json.dumps(x) + "\n" for x in lines)
+        (folder / f"{run_id}{SUFFIX}").write_text(text, encoding="utf-8")
+    app = make_app(folder)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(RunTable)
+        assert cell(table, "gen-a", "cost") == "0.1"
+        assert cell(table, "gen-b", "cost") in ("", "—")
+        table.move_cursor(row=table.row_of("gen-b"))
+        await pilot.pause()
+        detail = str(app.screen.query_one("#run-detail").render())
+        assert "cost total unknown: 5 of 10 cases unreadable" in detail
+        assert "latency mean per case 500" in detail  # every case carries its latency
+
+
 @pytest.mark.parametrize("eager_bytes", [1 << 20, 0])
 async def test_a_small_history_is_drawn_once_with_its_costs(
     tmp_path, make_app, monkeypatch, eager_bytes

@@ -91,13 +91,24 @@ def cost_text(line: RunLine, model: RunsModel) -> Text:
     out = Text()
     for _, _, name, figure in model.cost_columns:
         value = model.cost_value(line, name, figure)
-        if value is None:
-            continue
+        missing, unreadable, cases = model.cost_gaps(line, name)
+        if value is None and (not missing or (missing == cases and not unreadable)):
+            continue  # nothing to say: no case of this line carries the figure
         if out:
             out.append(" · ")
         label = {"latency_ms": "latency", "total_tokens": "tokens"}.get(name, name)
+        if unreadable == missing:
+            how = "unreadable"
+        else:
+            how = f"without it ({unreadable} unreadable)" if unreadable else "without it"
+        gaps = f"{missing} of {cases} cases {how}"
+        if value is None:  # a total with cases missing is no total
+            out.append(f"{label} {figure} unknown: {gaps}", style="yellow")
+            continue
         out.append(f"{label} {figure} per {'case' if figure == 'mean' else 'run'} ", style="dim")
         out.append(cost_figure(name, value))
+        if missing:
+            out.append(f" (over {cases - missing} of {cases} cases: {gaps})", style="dim")
     return out
 
 

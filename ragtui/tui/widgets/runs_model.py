@@ -16,7 +16,7 @@ import pyarrow as pa
 from rich.cells import cell_len
 from rich.text import Span, Text
 
-from ragtui.core.costs import RunCosts
+from ragtui.core.costs import Figure, RunCosts
 from ragtui.core.store import RunRow as IndexedRun
 from ragtui.core.store import Store
 from ragtui.core.views import run_rows
@@ -160,14 +160,31 @@ class RunsModel:
         return [c for c in COSTS if c[2] in have]
 
     def cost_value(self, line: RunLine, field_name: str, figure: str) -> float | None:
+        """A group: the mean per run. A total is unknown (None) where some case's figure is
+        unreadable or missing: the sum of the others is not the run's total."""
         values = []
         for run in line.runs:
             costs = self.costs.get(run.id)
             found = None if costs is None else costs.figure(field_name)
+            if figure == "total" and costs is not None and _gaps(costs, found):
+                return None
             value = None if found is None else getattr(found, figure)
             if value is not None:
                 values.append(value)
-        return sum(values) / len(values) if values else None  # a group: the mean per run
+        return sum(values) / len(values) if values else None
+
+    def cost_gaps(self, line: RunLine, field_name: str) -> tuple[int, int, int]:
+        """(cases without the figure, of them unreadable, cases) over the line's runs."""
+        missing = unreadable = cases = 0
+        for run in line.runs:
+            costs = self.costs.get(run.id)
+            if costs is None:
+                continue
+            found = costs.figure(field_name)
+            cases += costs.n_cases
+            missing += costs.n_cases - (found.n if found else 0)
+            unreadable += found.unreadable if found else 0
+        return missing, unreadable, cases
 
     # ------------------------------------------------------------ layouts
 
@@ -324,6 +341,10 @@ class RunsModel:
                 row[f"{name} {figure}"] = self.cost_value(line, name, figure)
             rows.append(row)
         return pa.Table.from_pylist(rows)
+
+
+def _gaps(costs: RunCosts, found: Figure | None) -> bool:
+    return found is not None and (found.unreadable > 0 or found.n < costs.n_cases)
 
 
 def load_model(store: Store) -> RunsModel:
