@@ -14,18 +14,18 @@ ID_NAMES = ("case_id", "id", "sample_id", "example_id", "qid", "record_id")
 LATENCY_NAMES = ("latency_ms",)
 
 # Numeric columns that describe a case rather than grade it (unless --scale declares them a
-# metric). Matched on the whole name, its first or last word, never any part of it: token_f1,
-# reciprocal_rank and recall_at_k are metrics; prompt_tokens, latency_ms, row_id and k are not.
-_DESCRIBES_WHOLE = re.compile(
-    r"latency|duration|elapsed|time|seconds|secs|ms|cost|usd|tokens|token_count|index|idx|row|"
-    r"count|n|num|seed|epoch|top_k|k|rank|length|len|chars|words|steps?|id|timestamp|date|version"
+# metric): a word of the name says so (prompt_tokens, time_taken, latency_ms, row_id, k) and
+# no word names a grade. A grade word wins: token_f1, reciprocal_rank and recall_at_k are
+# metrics, though "token", "rank" and "k" describe cases elsewhere.
+_DESCRIBES = re.compile(
+    r"latency|tokens?|cost|usd|duration|time|seconds|secs|ms|index|idx|row|count|n|num|seed|"
+    r"epoch|top|k|rank|length|len|chars|words|steps?|id|timestamp|date|version|elapsed|ttft"
 )
-_DESCRIBES_FIRST = re.compile(r"latency|duration|elapsed|cost|num|n")
-_DESCRIBES_LAST = re.compile(
-    r"ms|s|secs?|seconds|time|tokens|usd|cost|id|idx|index|count|len|length|chars|words|steps|"
-    r"timestamp|date|version|seed|epoch"
+_GRADES = re.compile(
+    r"f1|f2|precision|recall|mrr|ndcg|map|hits?|accuracy|acc|score|reciprocal|exact|match|"
+    r"rouge\w*|bleu|meteor|bertscore|faithfulness|relevance|relevancy|correctness|similarity|"
+    r"overlap|jaccard|auc|pass|passed|success|grade"
 )
-_DESCRIBES_ANY = re.compile(r"latency|tokens|usd|timestamp|seed")  # never a word of a grade
 
 
 def find_column(columns: list[str], names: tuple[str, ...]) -> str | None:
@@ -37,16 +37,9 @@ def find_column(columns: list[str], names: tuple[str, ...]) -> str | None:
 def describes_case(column: str) -> bool:
     """A column whose name says it describes the case (latency, tokens, ids, ...), not a score."""
     words = [w for w in re.split(r"[^a-z0-9]+", column.lower()) if w]
-    if not words:
+    if any(_GRADES.fullmatch(w) for w in words):
         return False
-    return bool(
-        _DESCRIBES_WHOLE.fullmatch("_".join(words))
-        or (
-            len(words) > 1
-            and (_DESCRIBES_FIRST.fullmatch(words[0]) or _DESCRIBES_LAST.fullmatch(words[-1]))
-        )
-        or any(_DESCRIBES_ANY.fullmatch(w) for w in words)
-    )
+    return any(_DESCRIBES.fullmatch(w) for w in words)
 
 
 def kept_as_metadata_notice(path: Path, column: str) -> str:
@@ -73,6 +66,21 @@ _DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
 
 def is_decimal_comma(cell: object) -> bool:
     return isinstance(cell, str) and bool(_DECIMAL_COMMA.fullmatch(cell.strip()))
+
+
+def names_a_grade(column: str) -> bool:
+    """A word of the name names a grade (faithfulness, recall, f1, score, ...)."""
+    return any(_GRADES.fullmatch(w) for w in re.split(r"[^a-z0-9]+", column.lower()) if w)
+
+
+def comma_numbers_notice(path: Path, column: str, cell: str) -> str:
+    """A column of "3,4"-like cells whose name names no grade (page lists, chunk ids): kept as
+    text, and said, since it may also be scores saved with decimal commas."""
+    return (
+        f"{path}: column {column!r}: values such as {cell.strip()!r} kept as text (lists, or "
+        "numbers with a decimal comma?); if they are scores, save the file with '.' as the "
+        f"decimal separator, or declare the metric: --scale {column}=LOW:HIGH"
+    )
 
 
 def decimal_comma_error(where: str, column: str, cell: str) -> str:

@@ -19,11 +19,13 @@ from ragtui.core.model import Case, Chunk, RunFile, Score, stable_case_id
 from ragtui.importers._columns import (
     ID_NAMES,
     LATENCY_NAMES,
+    comma_numbers_notice,
     decimal_comma_error,
     describes_case,
     find_column,
     is_decimal_comma,
     kept_as_metadata_notice,
+    names_a_grade,
 )
 from ragtui.importers._common import (
     as_number,
@@ -177,7 +179,7 @@ class GenericImporter:
         table = read_table(path, data)
         if not table.rows:
             raise fail(path, "the table has a header but no rows (no cases)")
-        fields, metrics = _columns(path, table, options)
+        fields, metrics = _columns(path, table, options, notices)
         if "question" not in fields:
             notices.append(
                 f"{path}: no question column, only scores: cases are numbered by row "
@@ -257,7 +259,7 @@ def _numbers(table: Table, column: str) -> list[float]:
 
 
 def _columns(
-    path: Path, table: Table, options: ImportOptions
+    path: Path, table: Table, options: ImportOptions, notices: list[str]
 ) -> tuple[dict[str, str], dict[str, str]]:
     fields: dict[str, str] = {}
     metrics: dict[str, str] = {}
@@ -293,7 +295,7 @@ def _columns(
             maybe_metric = column in options.scales or not describes_case(column)
             if not cells or not all(_score_like(c) for c in cells):
                 if maybe_metric:
-                    _refuse_decimal_commas(path, table, column, cells)
+                    _refuse_decimal_commas(path, table, column, cells, options, notices)
                 continue
             if maybe_metric:
                 metrics[column] = column
@@ -312,13 +314,24 @@ def _columns(
     return fields, metrics
 
 
-def _refuse_decimal_commas(path: Path, table: Table, column: str, cells: list[Any]) -> None:
-    """A column of scores written with decimal commas ("0,9") is refused, not left out unsaid."""
+def _refuse_decimal_commas(
+    path: Path,
+    table: Table,
+    column: str,
+    cells: list[Any],
+    options: ImportOptions,
+    notices: list[str],
+) -> None:
+    """A column of scores written with decimal commas ("0,9") is refused, not left out unsaid;
+    "3,4" under a name that names no grade (source_pages) may be a list: kept, and said."""
     if not any(is_decimal_comma(c) for c in cells):
         return
     if not all(_score_like(c) or is_decimal_comma(c) for c in cells):
         return  # text with a "3,4" in it: not a column of scores
     i = next(i for i, r in enumerate(table.rows) if is_decimal_comma(r.get(column)))
+    if not (names_a_grade(column) or column in options.scales):
+        notices.append(comma_numbers_notice(path, column, table.rows[i][column]))
+        return
     raise fail(path, decimal_comma_error(_where(table, i), column, table.rows[i][column]))
 
 

@@ -26,12 +26,14 @@ from ragtui.importers import _traces
 from ragtui.importers._columns import (
     ID_NAMES,
     LATENCY_NAMES,
+    comma_numbers_notice,
     decimal_comma_error,
     describes_case,
     find_column,
     is_decimal_comma,
     is_percent,
     kept_as_metadata_notice,
+    names_a_grade,
 )
 from ragtui.importers._common import (
     as_number,
@@ -406,7 +408,9 @@ def _metric_columns(
                 bad = bad or (i, cell)
             else:
                 values.append(number)
-        if not values and not _scores_as_text(table, column):
+        if not values and not _scores_as_text(table, column, declared):
+            if bad is not None and is_decimal_comma(bad[1]) and _scores_as_text(table, column):
+                notices.append(comma_numbers_notice(path, column, bad[1]))  # "3,4" pages
             continue  # a text column (metadata), or a metric that failed everywhere
         if bad is not None:  # numbers beside text, or scores all written as "85%" or "0,9"
             i, cell = bad
@@ -428,10 +432,16 @@ def _metric_columns(
     return metrics
 
 
-def _scores_as_text(table: Table, column: str) -> bool:
-    """Every cell of the column a score written as text: a percentage or a decimal comma."""
+def _scores_as_text(table: Table, column: str, declared: Mapping[str, Scale] | None = None) -> bool:
+    """Every cell of the column a score written as text: a percentage, or a decimal comma under
+    a name that names a grade (with `declared`; "3,4" in source_pages may be a list)."""
     cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
-    return bool(cells) and all(is_percent(c) or is_decimal_comma(c) for c in cells)
+    if not cells or not all(is_percent(c) or is_decimal_comma(c) for c in cells):
+        return False
+    if declared is None or all(is_percent(c) for c in cells):
+        return True
+    named = names_a_grade(column) or _base(column) in KNOWN_METRICS
+    return named or column in declared
 
 
 def _not_a_score(where: str, column: str, cell: Any) -> str:

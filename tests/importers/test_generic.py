@@ -129,9 +129,10 @@ def test_metric_names_with_token_rank_or_k_in_them_are_metrics(tmp_path: Path) -
     # a filter on parts of names kept token_f1, reciprocal_rank and recall_at_k out, unsaid
     path = tmp_path / "g3.csv"
     path.write_text(
-        "question,answer,token_f1,reciprocal_rank,recall_at_k,prompt_tokens,top_k\n"
-        "q1,a1,0.8,1.0,1.0,512,5\n"
-        "q2,a2,0.4,0.5,0.0,300,5\n"
+        "question,answer,token_f1,reciprocal_rank,recall_at_k,prompt_tokens,top_k,"
+        "time_taken,time_to_first_token,total_token,length_ratio\n"
+        "q1,a1,0.8,1.0,1.0,512,5,1.82,0.41,600,0.9\n"
+        "q2,a2,0.4,0.5,0.0,300,5,2.40,0.37,350,0.7\n"
     )
     notices: list[str] = []
     [run] = load_file(path, notices=notices)
@@ -141,14 +142,31 @@ def test_metric_names_with_token_rank_or_k_in_them_are_metrics(tmp_path: Path) -
         for m in ("token_f1", "reciprocal_rank", "recall_at_k")
     }
     assert means == pytest.approx({"token_f1": 0.6, "reciprocal_rank": 0.75, "recall_at_k": 0.5})
-    # the columns that describe the case stay metadata, each with a word about it
-    assert run.cases[0].metadata == {"prompt_tokens": "512", "top_k": "5"}
-    for column in ("prompt_tokens", "top_k"):
+    # the columns that describe the case stay metadata, each with a word about it (a rule on
+    # the first and last words only made time_taken and time_to_first_token metrics)
+    described = ("prompt_tokens", "top_k", "time_taken", "time_to_first_token", "total_token")
+    described += ("length_ratio",)
+    assert set(run.cases[0].metadata) == set(described)
+    for column in described:
         assert any(
             n.startswith(f"{path}: column {column!r}: numbers kept as case metadata")
             and f"--scale {column}=LOW:HIGH" in n
             for n in notices
         ), notices
+
+
+def test_a_column_of_comma_lists_is_kept_as_text_and_said(tmp_path: Path) -> None:
+    """Page numbers "3,4" look like decimal commas: refusing them failed a file that imported
+    before. A name that names no grade keeps them as text, with a notice."""
+    path = tmp_path / "pages.csv"
+    path.write_text(
+        'question,answer,faithfulness,source_pages\nq1,a1,0.9,"3,4"\nq2,a2,0.5,"10,12"\n'
+    )
+    notices: list[str] = []
+    [run] = load_file(path, notices=notices)
+    assert [c.scores["faithfulness"].value for c in run.cases] == [0.9, 0.5]
+    assert [c.metadata["source_pages"] for c in run.cases] == ["3,4", "10,12"]
+    assert any("column 'source_pages': values such as '3,4' kept as text" in n for n in notices)
 
 
 def test_a_score_column_with_decimal_commas_is_refused_not_dropped(tmp_path: Path) -> None:

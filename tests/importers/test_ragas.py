@@ -263,6 +263,17 @@ def test_scores_all_written_as_percentages_are_refused_not_dropped(tmp_path: Pat
     assert [c.scores["faithfulness"].value for c in run.cases[1:]] == pytest.approx([0.667, 1.0])
 
 
+def test_a_column_of_comma_lists_beside_ragas_scores_is_kept_as_text(tmp_path: Path) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text(
+        'user_input,response,faithfulness,source_pages\nq1,a1,1.0,"3,4"\nq2,a2,0.5,"1,2"\n'
+    )
+    notices: list[str] = []
+    [run] = load_file(path, notices=notices)
+    assert [set(c.scores) for c in run.cases] == [{"faithfulness"}] * 2
+    assert any("column 'source_pages': values such as '3,4' kept as text" in n for n in notices)
+
+
 def test_scores_with_decimal_commas_are_refused_not_dropped(tmp_path: Path) -> None:
     # a spreadsheet's ';' CSV: every metric went to metadata, the run had no metric at all
     path = tmp_path / "decomma.csv"
