@@ -6,10 +6,11 @@
 - beside κ, Gwet's AC1 and the raw agreement: with a dominant label, κ can be near 0 at 99%
   agreement (the prevalence paradox), AC1 is not;
 - scores: Spearman's ρ.
-A pair is flagged when ρ < 0.7, or κ < 0.6 while AC1 agrees that it is low, or one side gives
-every case the same grade and the other does not (no ranking at all: ρ and κ are undefined
-there, which flagged nothing); never on fewer than MIN_CASES cases (one or two cases say
-nothing about a judge).
+A pair is flagged when ρ < 0.7, or κ < 0.6 while AC1 agrees that it is low, or (scores with no
+κ) one side gives every case the same score and the other does not: no ranking at all, where ρ
+is undefined and nothing flagged it. Labels keep the κ/AC1 rule (a human who says YES to all
+30 cases and a judge that agrees on 28 agree: AC1 0.93); never on fewer than MIN_CASES cases
+(one or two cases say nothing about a judge).
 """
 
 from __future__ import annotations
@@ -151,8 +152,9 @@ def agreement(
     raw = float(1 - flips.mean()) if flips.size else None
     kappa_low = kappa is not None and kappa < KAPPA_FLAG and (ac1 is None or ac1 < KAPPA_FLAG)
     constant = bool(x.size) and (np.ptp(x) == 0) != (np.ptp(y) == 0)
+    unranked = constant and kappa is None and ac1 is None  # scores: nothing else can tell
     flagged = x.size >= MIN_CASES and (
-        (rho is not None and rho < RHO_FLAG) or kappa_low or constant
+        (rho is not None and rho < RHO_FLAG) or kappa_low or unranked
     )
     order = np.argsort(-np.abs(y - x)[flips], kind="stable")
     return Agreement(

@@ -96,3 +96,17 @@ def test_a_judge_that_gives_every_case_one_score_is_flagged() -> None:
     # two judges that both give every case the same grade agree: nothing to flag
     both = ag.agreement("m", "A judge vs B judge", np.arange(40), y, y.copy())
     assert not both.flagged and not both.constant
+
+
+def test_a_human_who_labels_every_case_alike_is_judged_by_ac1_not_flagged_for_it() -> None:
+    """Humans said YES to all 30 cases; the judge agrees on 28: κ is 0 (the prevalence
+    paradox), AC1 is high, and the pair is not flagged."""
+    human = np.array(["YES"] * 30, dtype=object)
+    judge = human.copy()
+    judge[:2] = "NO"
+    values = lambda labels: np.array([1.0 if v == "YES" else 0.0 for v in labels])  # noqa: E731
+    g = ag.agreement(
+        "f", "A judge vs human", np.arange(30), values(judge), values(human), judge, human
+    )
+    assert g.constant and g.ac1 is not None and g.ac1 > 0.9
+    assert not g.flagged
