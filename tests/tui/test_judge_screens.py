@@ -219,10 +219,16 @@ async def test_stopping_a_run_rejudge_keeps_finished_cases_and_resumes(tmp_path,
             kept = len(files[0].read_text().splitlines()) - 1
             assert 1 <= kept < 40
             # back on Runs, the stopped batch is listed as it now is: not "(running)" for good
-            await wait_ready(app, pilot)
-            table = app.screen.query_one(RunTable)
-            stopped = next(r for r in table.shown_runs() if "--rejudge-" in r)
-            shown = table.text(stopped, "run")  # a column of every layout
+            # (a listing made while the batch still held its file says running; the batch's
+            # end lists the folder again, a message or two later)
+            for _ in range(100):
+                await wait_ready(app, pilot)
+                table = app.screen.query_one(RunTable)
+                stopped = next(r for r in table.shown_runs() if "--rejudge-" in r)
+                shown = table.text(stopped, "run")  # a column of every layout
+                if not shown.endswith("(running)"):
+                    break
+                await pilot.pause(0.05)
             assert not shown.endswith("(running)"), shown
             calls = len(slow.chat_requests())
             assert calls < 40 * 3
