@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from textual.widgets import DataTable
 from textual_plotext import PlotextPlot
 
@@ -244,3 +245,30 @@ async def test_a_new_run_marks_trends_stale_and_u_draws_it(history, make_app) ->
         values = run_values(history / f"hybrid-1127{SUFFIX}", "answer_relevance")
         assert rows[-1][2] == f"{100 * sum(values) / len(values):.1f}"
         assert "changed on disk" not in screen_text(app)
+
+
+@pytest.mark.parametrize("size", [(100, 30), (80, 24)])
+async def test_the_cost_column_is_whole_at_narrow_widths(sample_copy, make_app, size) -> None:
+    """At 100 columns the quality-against-cost table ran past the screen and its cost per
+    case was cut at the edge to "0.0000" for every config: a real zero to the eye. Headers
+    shorten and config names give way, never a figure."""
+    from decimal import Decimal
+
+    from tests.tui.history_b import screen_lines
+
+    lines = (sample_copy / f"topk5-2026-11-09{SUFFIX}").read_text(encoding="utf-8")
+    costs = [json.loads(x)["metadata"]["cost_usd"] for x in lines.splitlines()[1:]]
+    expected = format(Decimal(f"{sum(costs) / len(costs):.4g}"), "f")  # 0.00003485
+    app = make_app(sample_copy)
+    async with app.run_test(size=size) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("t", "c")
+        await wait_ready(app, pilot)
+        shown = screen_lines(app)
+        row = next(x for x in shown if "● top_k 5" in x)
+        assert row.rstrip().endswith(f" {expected}"), row
+        table = app.screen.query_one("#trend-table", DataTable)
+        for i in range(min(table.row_count, 5)):  # the rows on screen: every figure whole
+            cells = [str(c) for c in table.get_row_at(i)]
+            line = next(x for x in shown if cells[0].rstrip("…") in x)
+            assert all(c in line for c in cells[1:]), (cells, line)

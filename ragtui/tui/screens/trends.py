@@ -21,7 +21,7 @@ from ragtui.core.costs import RunCosts, bounded_costs
 from ragtui.core.store import Store
 from ragtui.core.trends import CostPoint, TrendSeries, metric_trends, quality_against_cost
 from ragtui.core.views import run_rows
-from ragtui.format import cost_figure, printable, pts
+from ragtui.format import cost_figure, printable, pts, short_metrics
 from ragtui.tui.messages import RunsChanged
 from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine
@@ -260,20 +260,28 @@ class TrendsScreen(Screen[None]):
 
     def _cost_table(self, table: DataTable, metric: str, points: list[CostPoint]) -> None:
         labels = [dot_label(i, p.label) for i, p in enumerate(points)]
-        table.add_column("config", key="config", width=_width("config", labels))
-        table.add_column("runs", key="runs")
-        table.add_column(Text(printable(metric)), key="quality")
-        for field in COST_FIELDS:
-            table.add_column(COST_LABELS[field].removeprefix("mean ").removesuffix(" (ms)"))
-        for i, p in enumerate(points):
-            cells = [
-                labels[i],
+        rows = [
+            [
                 Text(str(p.runs), justify="right"),
                 Text(pts(p.quality), justify="right"),
+                *(
+                    Text(cost_figure(field, p.costs.get(field)), justify="right")
+                    for field in COST_FIELDS
+                ),
             ]
-            for field in COST_FIELDS:
-                cells.append(Text(cost_figure(field, p.costs.get(field)), justify="right"))
-            table.add_row(*cells)
+            for p in points
+        ]
+        headers = fit_cost_columns(metric, labels, rows, self.size.width)
+        table.add_column("config", key="config", width=_width("config", labels))
+        for key, header in zip(("runs", "quality", *COST_FIELDS), headers, strict=True):
+            table.add_column(Text(printable(header)), key=key)
+        for label, cells in zip(labels, rows, strict=True):
+            table.add_row(label, *cells)
+
+    def on_resize(self) -> None:
+        # the cost table is fitted to the width: fit it again
+        if self.view == "cost" and self.metric in self.cache and self.costs is not None:
+            self._show()
 
     # ------------------------------------------------------------ actions
 
@@ -291,6 +299,38 @@ class TrendsScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+NAME_MIN = 12  # config names are not cut below this (the table scrolls instead)
+
+
+def fit_cost_columns(
+    metric: str, labels: list[Text], rows: list[list[Text]], width: int
+) -> list[str]:
+    """The cost table's headers after the config column, fitted to `width` columns: full
+    ("latency per case"), then short ("latency", the metric abbreviated), then the config
+    names cut with an ellipsis (in place, down to NAME_MIN), never a figure: a cost cut at the
+    edge ("0.0000" of 0.00002581) reads as a real zero."""
+
+    def needed(headers: list[str]) -> int:
+        widths = [max([len(h), *(r[i].cell_len for r in rows)]) for i, h in enumerate(headers)]
+        widest = max([len("config"), *(label.cell_len for label in labels)])
+        return widest + sum(w + 2 for w in widths) + 2 + 2  # cell padding; a scrollbar
+
+    full = ["runs", metric] + [
+        COST_LABELS[f].removeprefix("mean ").removesuffix(" (ms)") for f in COST_FIELDS
+    ]
+    short = ["runs", short_metrics([metric])[metric], "latency", "tokens", "cost"]
+    if needed(full) <= width:
+        return full
+    over = needed(short) - width
+    if over > 0 and labels:
+        widest = max(label.cell_len for label in labels)
+        room = max(min(NAME_MIN, widest), widest - over)
+        for label in labels:
+            if label.cell_len > room:
+                label.truncate(room, overflow="ellipsis")
+    return short
 
 
 def dot_label(i: int, name: str) -> Text:
