@@ -21,7 +21,16 @@ from ragtui.core.gate import MIN_SHARED_CASES, GateResult, decide_gate
 from ragtui.core.multi_compare import MultiComparison, compare_many
 from ragtui.services.workspace import Workspace
 
-__all__ = ["GateReport", "compare", "compare_several", "gate", "margin_of", "report"]
+__all__ = [
+    "GateReport",
+    "compare",
+    "compare_several",
+    "gate",
+    "margin_of",
+    "other_configs",
+    "other_configs_changed",
+    "report",
+]
 
 
 def margin_of(workspace: Workspace, margin: float | None) -> float:
@@ -77,6 +86,20 @@ def other_configs(workspace: Workspace, base: str) -> list[str]:
     `compare BASE --all-configs`): the first run with cases of each other config of the
     base's dataset, re-judges and summary-only runs left out."""
     return multi_compare.other_configs(workspace.store, base)
+
+
+def other_configs_changed(
+    workspace: Workspace, base: str, candidates: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """How "the base against every other config" differs now from `candidates` (what
+    other_configs gave before the folder changed): the names of the runs that now stand for a
+    config not among them (a new config), and the candidates that no longer stand for one (a
+    vanished config). Runs queries: call it off the UI thread."""
+    now = other_configs(workspace, base)
+    names = {r["run_id"]: r["name"] for r in workspace.store.runs().to_pylist()}
+    added = [names.get(r) or r for r in now if r not in candidates]
+    gone = [c for c in candidates if c not in now]
+    return added, gone
 
 
 # ---------------------------------------------------------------- gate

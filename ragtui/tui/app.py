@@ -225,11 +225,15 @@ class RagtuiApp(App[None]):
         else:
             self.push_screen(screen)
 
-    def open_compare_many(self, base: str, candidates: list[str]) -> None:
-        """Several candidates against one baseline: one table, Holm over every test."""
+    def open_compare_many(
+        self, base: str, candidates: list[str], *, all_configs: bool = False
+    ) -> None:
+        """Several candidates against one baseline: one table, Holm over every test.
+        `all_configs`: the candidates are every other config of the base's dataset (`v`), and
+        stay so when configs appear or vanish in the folder (`u` lists them again)."""
         from ragtui.tui.screens.compare_many import CompareManyScreen
 
-        self.push_screen(CompareManyScreen(base, list(candidates)))
+        self.push_screen(CompareManyScreen(base, list(candidates), all_configs=all_configs))
 
     def open_export(
         self, what: str, default_name: str, done: Callable[[ExportRequest | None], object]

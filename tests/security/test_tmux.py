@@ -136,7 +136,8 @@ def test_tui_walked_through_its_screens_writes_nothing_from_the_data(
     tmux.wait_for("name\\x1b]")  # the Runs screen, a hostile run name shown escaped (cut: the
     # hostile metric columns leave the names their minimum, even at 200 columns)
     tmux.keys("a", "Down", "b", "c", wait_for="ragtui · Compare")  # Compare A vs B
-    tmux.wait_for("cases, worst first")
+    # the case list's caption, fitted: the hostile metric cut, its count ("· 0 of 0") whole
+    tmux.wait_for("· 0 of 0")
     tmux.keys("m", wait_for="faithfulness ·")  # the next metric, with cases to open
     tmux.keys("Tab", "Enter", wait_for="ragtui · Case")  # the worst case
     tmux.keys("m", "]", "Escape", wait_for="cases, worst first")  # back on Compare

@@ -14,6 +14,7 @@ from ragtui.tui.screens.cases import CaseListScreen
 from ragtui.tui.screens.runs import RunsScreen
 from ragtui.tui.widgets.run_table import RunTable
 from tests.tui.conftest import JUDGE, history_cases, wait_ready
+from tests.tui.history_b import screen_text
 
 
 async def test_enter_opens_the_case_list_and_enter_a_case(history, make_app) -> None:
@@ -364,3 +365,48 @@ async def test_left_and_right_say_what_a_case_column_means(history, make_app) ->
         await pilot.press("right", "right")
         status = str(app.screen.query_one("#status").render())
         assert status.startswith("case: " + CASE_COLUMNS["case"][:30])
+
+
+async def test_a_growing_run_says_so_and_u_lists_every_case(history, make_app, tmp_path) -> None:
+    """A harness still writing a run: its Cases list stayed at the first 10 cases with no
+    word that the file had grown. Now a line says the run changed and `u` lists them again."""
+    from tests.tui.conftest import DATASET
+
+    whole = tmp_path / "whole.jsonl"  # written elsewhere, then copied over in two goes
+    run = Run(
+        id="growing",
+        name="growing",
+        created_at="2026-11-27T10:00:00Z",
+        config={"top_k": 7},
+        config_key="cfg-growing",
+        judge=JUDGE,
+        dataset=DATASET,
+    )
+    write_run_file(whole, run, history_cases(24, 0.8, 9))
+    lines = whole.read_text(encoding="utf-8").splitlines(keepends=True)
+    target = history / f"growing{SUFFIX}"
+    target.write_text("".join(lines[:11]), encoding="utf-8")  # the header and 10 cases
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_cases("growing")
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, CaseListScreen)
+        assert screen.query_one("#cases", FastTable).row_count == 10
+        assert "update" not in screen_text(app)
+        with target.open("a", encoding="utf-8") as f:
+            f.write("".join(lines[11:]))
+        app.refresh_folder()  # what the live watch calls (off in tests)
+        await wait_ready(app, pilot)
+        text = screen_text(app)
+        assert "the run changed on disk: u updates the figures" in text
+        assert "u update" in text  # in the footer now
+        assert screen.query_one("#cases", FastTable).row_count == 10  # until the user asks
+        await pilot.press("u")
+        await wait_ready(app, pilot)
+        expected = [json.loads(x)["case_id"] for x in lines[1:]]
+        assert screen.visible_case_ids() == expected
+        text = screen_text(app)
+        assert f"{len(expected)} cases" in text and "changed on disk" not in text
+        assert "u update" not in text

@@ -15,7 +15,7 @@ from ragtui.tui.screens.case import CaseScreen
 from ragtui.tui.screens.compare import CompareScreen
 from ragtui.tui.widgets.metric_table import MetricTable
 from tests.tui.conftest import wait_ready, widget_text
-from tests.tui.history_b import WORST, screen_text, write_history
+from tests.tui.history_b import WORST, screen_lines, screen_text, write_history
 
 
 @pytest.fixture
@@ -355,3 +355,60 @@ async def test_the_case_list_widens_its_questions_when_the_terminal_grows(folder
         table = app.screen.query_one("#case-table", FastTable)
         wide = max(len(str(table.get_row_at(i)[-1])) for i in range(table.row_count))
         assert wide > narrow + 30, (narrow, wide)
+
+
+def config_means(folder: Path, config_key: str, metric: str) -> dict[str, float]:
+    """Per case, the mean over every run file of a config (read with json, not ragtui)."""
+    values: dict[str, list[float]] = {}
+    for path in folder.glob("*.ragtui.jsonl"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        head = json.loads(lines[0])
+        if head["config_key"] != config_key or head.get("kind") == "rejudge":
+            continue
+        for line in lines[1:]:
+            case = json.loads(line)
+            if metric in case["scores"]:
+                values.setdefault(case["case_id"], []).append(case["scores"][metric]["value"])
+    return {c: sum(v) / len(v) for c, v in values.items()}
+
+
+@pytest.mark.parametrize("width", [80, 100])
+async def test_the_case_caption_keeps_its_count_at_narrow_widths(
+    sample_copy, make_app, width
+) -> None:
+    """At 100 columns `r` cut the caption to "… · regressions only · 15 of" and `f` to
+    "… · regressions only · flaky": how many cases the list holds was gone. The words
+    shorten instead; the count stays whole at the end."""
+    a, b = "baseline-2026-11-02", "strict-v2-2026-11-16"
+    keys = {
+        run: json.loads((sample_copy / f"{run}.ragtui.jsonl").read_text().split("\n", 1)[0])
+        for run in (a, b)
+    }
+    mean_a = config_means(sample_copy, keys[a]["config_key"], "faithfulness")
+    mean_b = config_means(sample_copy, keys[b]["config_key"], "faithfulness")
+    total = len(mean_a.keys() & mean_b.keys())
+    fell = sum(mean_b[c] - mean_a[c] < -1e-12 for c in mean_a.keys() & mean_b.keys())
+    app = make_app(sample_copy)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare(a, b)
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen) and screen.metric == "faithfulness"
+
+        def caption() -> str:  # as on screen, where the fitted line could be cut
+            region = screen.query_one("#case-caption").region
+            return screen_lines(app)[region.y][region.x : region.right].strip()
+
+        assert f"· {total} of {total}" in caption()
+        await pilot.press("r")
+        await wait_ready(app, pilot)
+        assert "regressions" in caption()
+        assert caption().endswith(f"· {fell} of {total}"), caption()
+        for _ in range(8):  # through the classes to flaky
+            await pilot.press("f")
+            await wait_ready(app, pilot)
+            if "flaky" in caption():
+                break
+        shown = screen.query_one("#case-table", FastTable).row_count
+        assert "flaky" in caption() and caption().endswith(f"· {shown} of {total}"), caption()

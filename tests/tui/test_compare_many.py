@@ -220,3 +220,66 @@ async def test_every_verdict_is_whole_on_screen_at_narrow_widths(
         assert len(body) >= 8
         for line, cells in zip(body, visible, strict=True):
             assert line.endswith(cells[-1]), line
+
+
+def add_config(folder: Path, run_id: str, like: str, name: str) -> None:
+    """A new config in the folder: `like`'s run file copied with a new id, name and config
+    (the cases, and so the figures, are `like`'s)."""
+    from dataclasses import replace
+
+    from ragtui.core.runfile import read_run_file, write_run_file
+
+    whole = read_run_file(folder / f"{like}.ragtui.jsonl")
+    run = replace(
+        whole.run, id=run_id, name=name, config={"retriever": name}, config_key=f"cfg-{name}"
+    )
+    write_run_file(folder / f"{run_id}.ragtui.jsonl", run, whole.cases)
+
+
+async def test_v_notices_a_new_config_and_u_adds_it(runs, make_app) -> None:
+    """A config dropped into the folder while `v`'s table was open left it as it was (no stale
+    line, `u` did nothing): every p adj on screen was Holm over too few tests."""
+    app = make_app(runs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_many(app, pilot)
+        assert "3 candidates" in screen_text(app)
+        add_config(runs, "alt-3", like="alt-1", name="hybrid")
+        app.refresh_folder()  # what the live watch calls (off in tests)
+        await wait_ready(app, pilot)
+        text = screen_text(app)
+        assert "a new config (hybrid) changed on disk: u updates the figures" in text
+        assert "u update" in text  # the key is in the footer now
+        await pilot.press("u")
+        await wait_ready(app, pilot)
+        assert "changed on disk" not in screen_text(app)
+        assert sorted(screen.candidates) == sorted([*CANDIDATES, "alt-3"])  # oldest first
+        assert "4 candidates" in screen_text(app)
+        got = rows(screen)
+        assert len(got) == 4 * 3
+        faith = {r[0]: r for r in got if r[1] == "faithfulness"}
+        assert float(faith["hybrid"][5]) == pytest.approx(100 * delta("alt-1"), abs=0.051)
+        # the config gone again: the table says so, and `u` takes it out
+        (runs / "alt-3.ragtui.jsonl").unlink()
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        assert "candidate alt-3 changed on disk" in screen_text(app)
+        await pilot.press("u")
+        await wait_ready(app, pilot)
+        assert screen.candidates == CANDIDATES and len(rows(screen)) == 3 * 3
+
+
+async def test_a_list_of_candidates_stays_when_a_config_appears(runs, make_app) -> None:
+    """Opened with candidates of the user's choosing (several `b` on Runs): a new config in
+    the folder is not one of them."""
+    app = make_app(runs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare_many(A, [B, "alt-1"])
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareManyScreen)
+        add_config(runs, "alt-3", like="alt-1", name="hybrid")
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        assert "changed on disk" not in screen_text(app)
+        assert screen.candidates == [B, "alt-1"]

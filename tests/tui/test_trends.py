@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from textual.widgets import DataTable
 from textual_plotext import PlotextPlot
 
@@ -209,3 +210,65 @@ async def test_at_80_columns_no_two_labels_run_together(sample_copy, make_app) -
             at = line.index(name)
             assert line[at - 1] == "●", line  # its own dot, just before it
             assert line[at + len(name) : at + len(name) + 1] in ("", " ", "│"), line
+
+
+async def test_a_new_run_marks_trends_stale_and_u_draws_it(history, make_app) -> None:
+    """A run added while Trends was open never appeared (not even after m/M) until the screen
+    was left and opened again. Now a line says the runs changed and `u` draws them anew."""
+    from dataclasses import replace
+
+    from ragtui.core.runfile import read_run_file, write_run_file
+    from tests.tui.history_b import screen_text
+
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("t")
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, TrendsScreen)
+        assert "update" not in screen_text(app)
+        whole = read_run_file(history / f"strict-1124{SUFFIX}")
+        run = replace(whole.run, id="hybrid-1127", name="hybrid", config_key="cfg-hybrid")
+        run = replace(run, created_at="2026-11-27T09:30:00Z")
+        write_run_file(history / f"hybrid-1127{SUFFIX}", run, whole.cases)
+        app.refresh_folder()  # what the live watch calls (off in tests)
+        await wait_ready(app, pilot)
+        text = screen_text(app)
+        assert "the runs changed on disk: u updates the figures" in text
+        assert "u update" in text
+        await pilot.press("u")
+        await wait_ready(app, pilot)
+        table = screen.query_one("#trend-table", DataTable)
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        assert [r[0].split()[1] for r in rows][-1] == "hybrid"
+        values = run_values(history / f"hybrid-1127{SUFFIX}", "answer_relevance")
+        assert rows[-1][2] == f"{100 * sum(values) / len(values):.1f}"
+        assert "changed on disk" not in screen_text(app)
+
+
+@pytest.mark.parametrize("size", [(100, 30), (80, 24)])
+async def test_the_cost_column_is_whole_at_narrow_widths(sample_copy, make_app, size) -> None:
+    """At 100 columns the quality-against-cost table ran past the screen and its cost per
+    case was cut at the edge to "0.0000" for every config: a real zero to the eye. Headers
+    shorten and config names give way, never a figure."""
+    from decimal import Decimal
+
+    from tests.tui.history_b import screen_lines
+
+    lines = (sample_copy / f"topk5-2026-11-09{SUFFIX}").read_text(encoding="utf-8")
+    costs = [json.loads(x)["metadata"]["cost_usd"] for x in lines.splitlines()[1:]]
+    expected = format(Decimal(f"{sum(costs) / len(costs):.4g}"), "f")  # 0.00003485
+    app = make_app(sample_copy)
+    async with app.run_test(size=size) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("t", "c")
+        await wait_ready(app, pilot)
+        shown = screen_lines(app)
+        row = next(x for x in shown if "● top_k 5" in x)
+        assert row.rstrip().endswith(f" {expected}"), row
+        table = app.screen.query_one("#trend-table", DataTable)
+        for i in range(min(table.row_count, 5)):  # the rows on screen: every figure whole
+            cells = [str(c) for c in table.get_row_at(i)]
+            line = next(x for x in shown if cells[0].rstrip("…") in x)
+            assert all(c in line for c in cells[1:]), (cells, line)

@@ -4,6 +4,10 @@ The table is built by the store in DuckDB (scores pivoted into one column per me
 to the cases) and handed to textual-fastdatatable as Arrow, which renders only the rows on
 screen. It is paged: the first cases show at once, the whole run follows from a worker, and
 filtering and sorting happen in workers too; the UI thread only swaps in a finished table.
+
+When the run's file changes on disk (a harness still writing it, the live watch), a line says so
+and `u` lists the cases again, as on Compare and Case: the list does not reorder under the
+cursor while it is being read.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.reactive import var
+from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input, LoadingIndicator, Static
@@ -25,6 +29,7 @@ from textual_fastdatatable import ArrowBackend
 
 from ragtui.core.store import Store
 from ragtui.format import printable, short_metrics
+from ragtui.tui.messages import RunsChanged
 from ragtui.tui.widgets.case_grid import (
     RAW_ID,
     CaseGrid,
@@ -38,6 +43,7 @@ from ragtui.tui.widgets.case_grid import (
 from ragtui.tui.widgets.column_focus import ColumnFocused
 from ragtui.tui.widgets.exporting import export_and_tell
 from ragtui.tui.widgets.key_bar import KeyBar
+from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine
 from ragtui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
@@ -55,7 +61,8 @@ class CaseListScreen(Screen[None]):
     AUTO_FOCUS = ""
     HELP = (
         "One run's cases with their scores in points; **s** sorts by a metric (worst first), "
-        "**/** filters, **enter** opens a case."
+        "**/** filters, **enter** opens a case; **u** lists them again after the run changed "
+        "on disk."
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -83,6 +90,12 @@ class CaseListScreen(Screen[None]):
             "y", "copy", "copy", tooltip="Copy the highlighted case's row as Markdown (OSC 52)"
         ),
         Binding("escape", "back", "back", tooltip="Clear the filter, else back to the runs"),
+        Binding(
+            REFRESH_KEY,
+            "refresh_runs",
+            "update",
+            tooltip="List the cases again after the run changed on disk",
+        ),
     ]
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
 
@@ -90,6 +103,7 @@ class CaseListScreen(Screen[None]):
     complete: var[bool] = var(False)  # every case is loaded (filter and sort need them)
     needle: var[str] = var("")
     sort_metric: var[str | None] = var(None)
+    stale: reactive[tuple[str, ...]] = reactive((), init=False, bindings=True)
 
     def __init__(self, run_id: str) -> None:
         super().__init__()
@@ -108,6 +122,7 @@ class CaseListScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield TitleBar(id="title")
+        yield StaleLine(id="cases-stale", markup=False)
         yield Input(placeholder="filter cases by id, question or answer…", id="filter")
         yield LoadingIndicator(id="loading")
         yield Vertical(id="table-box")
@@ -116,6 +131,7 @@ class CaseListScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#filter").display = False
+        self.query_one(StaleLine).display = False
         self._title()
         self.query_one("#status", Static).update(Text("loading cases…", style="dim"))
         store = self.ragtui.store
@@ -180,6 +196,26 @@ class CaseListScreen(Screen[None]):
             self._status()  # the first page was the whole run
             return
         self.refilter()  # every case, with whatever the user asked for meanwhile
+
+    @work(thread=True, exclusive=True, group="cases", description="list the cases again")
+    def reload(self, store: Store) -> None:
+        """Every case again (`u` after the run changed on disk), then filtered and sorted as
+        the user has it."""
+        try:
+            name = store.run(self.run_id).name
+            table, metrics = case_table(store, self.run_id)
+        except Exception as err:  # e.g. the run file deleted; never ends the app
+            self.app.call_from_thread(self._failed, str(err))
+            return
+        self.app.call_from_thread(self._reloaded, name, table, metrics)
+
+    def _reloaded(self, name: str, table: pa.Table, metrics: list[str]) -> None:
+        self.run_name, self.metrics = name, metrics
+        self._title()
+        self.full, self.total, self.complete = table, table.num_rows, True
+        if self.sort_metric not in (None, *metrics):
+            self.sort_metric = None  # its metric is gone from the run
+        self.refilter()  # the cursor stays on its case (_show)
 
     def watch_loaded(self, loaded: bool) -> None:
         self.set_class(loaded, "-loaded")
@@ -262,6 +298,30 @@ class CaseListScreen(Screen[None]):
         if self._column_timer is not None:
             self._column_timer.stop()
         self._column_timer = self.set_timer(6.0, self._status)
+
+    # ------------------------------------------------------------ the run changed on disk
+
+    def on_runs_changed(self, message: RunsChanged) -> None:
+        if self.run_id in message.changed or self.run_id in message.removed:
+            self.stale = ("the run",)
+            self.notify(
+                f"the run changed on disk: {REFRESH_KEY} lists its cases again", severity="warning"
+            )
+
+    def watch_stale(self, sides: tuple[str, ...]) -> None:
+        self.query_one(StaleLine).show_sides(list(sides))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "refresh_runs":
+            return bool(self.stale)  # in the footer only when there is something to update
+        return True
+
+    def action_refresh_runs(self) -> None:
+        store = self.ragtui.store
+        if store is None:
+            return
+        self.stale = ()
+        self.reload(store)
 
     # ------------------------------------------------------------ filter and sort
 

@@ -351,7 +351,9 @@ class CompareScreen(Screen[None]):
         if not message.candidates:
             self.notify("no other config of A's dataset to compare with", severity="warning")
             return
-        self.app.open_compare_many(self.a_run_id, message.candidates)  # type: ignore[attr-defined]
+        self.app.open_compare_many(  # type: ignore[attr-defined]
+            self.a_run_id, message.candidates, all_configs=True
+        )
 
     def on_runs_changed(self, message: RunsChanged) -> None:
         self.check_sides(list(message.changed), list(message.removed))

@@ -3,6 +3,11 @@ with Δ, CI, Holm-adjusted p over every test of the table, and verdict), sortabl
 
 `s` cycles the order (or click a header), `m` shows one metric (a ranking of the candidates),
 enter opens the highlighted pair on Compare. The statistics run in a thread worker.
+
+Opened by `v` ("against every other config", `all_configs`), the candidates are the base's
+other configs: a config that appears in (or vanishes from) the open folder marks the table
+stale, and `u` lists the configs again. Opened with a list of candidates (several `b` marks on
+Runs), the list is the user's and stays.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from ragtui.core.errors import RagtuiError
 from ragtui.core.multi_compare import Cell, MultiComparison
 from ragtui.core.verdict import Verdict
 from ragtui.format import (
@@ -195,7 +201,12 @@ class CompareManyScreen(Screen[None]):
         Binding("m", "next_metric", "metric", tooltip="One metric (a ranking), or all"),
         Binding("y", "copy", "copy", tooltip="Copy the table as Markdown (OSC 52)"),
         Binding("e", "export", "export", tooltip="Export the table: CSV, JSON, Parquet"),
-        Binding(REFRESH_KEY, "refresh_runs", "update", tooltip="Compare again after changes"),
+        Binding(
+            REFRESH_KEY,
+            "refresh_runs",
+            "update",
+            tooltip="Compare again after the runs changed (opened by v: every config as it is now)",
+        ),
     ]
 
     order: reactive[str] = reactive(SORTS[0], init=False)
@@ -218,9 +229,10 @@ class CompareManyScreen(Screen[None]):
             super().__init__()
             self.sides = sides
 
-    def __init__(self, base: str, candidates: list[str]) -> None:
+    def __init__(self, base: str, candidates: list[str], *, all_configs: bool = False) -> None:
         super().__init__()
         self.base, self.candidates = base, list(candidates)
+        self.all_configs = all_configs  # the candidates are "every other config" (`v`)
         self.rows: list[Cell] = []
 
     def compose(self) -> ComposeResult:
@@ -257,7 +269,12 @@ class CompareManyScreen(Screen[None]):
     def compute(self) -> None:
         workspace = self.app.workspace  # type: ignore[attr-defined]
         try:
-            result = comparing.compare_several(workspace, self.base, self.candidates)
+            candidates = self.candidates
+            if self.all_configs:  # the configs as they are now (a new one joins on `u`)
+                candidates = comparing.other_configs(workspace, self.base)
+                if not candidates:
+                    raise RagtuiError("no other config of the base's dataset to compare with")
+            result = comparing.compare_several(workspace, self.base, candidates)
         except Exception as err:  # a worker reports its failure; it never ends the app
             self.post_message(self.Failed("compare many", str(err)))
             return
@@ -265,18 +282,28 @@ class CompareManyScreen(Screen[None]):
 
     @work(thread=True, group="many-stale", exit_on_error=False)
     def check_sides(self, changed: list[str], removed: list[str]) -> None:
-        sides = {"the base": self.base} | {f"candidate {c}": c for c in self.candidates}
+        candidates = list(self.candidates)
+        sides = {"the base": self.base} | {f"candidate {c}": c for c in candidates}
         try:
             hit = changed_sides(self.app.store, sides, changed, removed)  # type: ignore[attr-defined]
+            if self.all_configs and "the base" not in hit:
+                added, gone = comparing.other_configs_changed(
+                    self.app.workspace,  # type: ignore[attr-defined]
+                    self.base,
+                    candidates,
+                )
+                hit += [f"a new config ({name})" for name in added]
+                hit += [f"candidate {c}" for c in gone]
         except Exception as err:
             self.post_message(self.Failed("update check", str(err)))
             return
-        self.post_message(self.SidesChecked(hit))
+        self.post_message(self.SidesChecked(list(dict.fromkeys(hit))))
 
     # ------------------------------------------------------------ results
 
     @on(Compared)
     def _compared(self, message: Compared) -> None:
+        self.candidates = list(message.result.candidates)
         self.result = message.result
         self.query_one("#many-body").loading = False
         self.query_one("#many-title", Static).update(self._title(message.result))

@@ -1,6 +1,9 @@
 """Trends: one metric's per-run means over time, a line per config, CI bars, rerun spread;
 or (`c`) quality against cost: one dot per config, the metric against mean latency, tokens
-or cost per case (`x` switches which)."""
+or cost per case (`x` switches which).
+
+When runs change on disk (a new run, a file that grew, one deleted), a line says so and `u`
+computes the trends again, as on Compare and Case."""
 
 from __future__ import annotations
 
@@ -10,15 +13,18 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.reactive import var
+from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.widgets import DataTable, LoadingIndicator
 
 from ragtui.core.costs import RunCosts, bounded_costs
 from ragtui.core.store import Store
 from ragtui.core.trends import CostPoint, TrendSeries, metric_trends, quality_against_cost
-from ragtui.format import cost_figure, printable, pts
+from ragtui.core.views import run_rows
+from ragtui.format import cost_figure, printable, pts, short_metrics
+from ragtui.tui.messages import RunsChanged
 from ragtui.tui.widgets.key_bar import KeyBar
+from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine
 from ragtui.tui.widgets.title_bar import TitleBar
 from ragtui.tui.widgets.trend_plot import COST_LABELS, CostPlot, TrendPlot, rich_color
 
@@ -32,7 +38,7 @@ class TrendsScreen(Screen[None]):
     HELP = (
         "One metric's mean per run over time, a line per config, with 95% CI bars; dots: "
         "the mean of the worst 10% of cases. **m**/**M** switch metric; **c** plots quality "
-        "against cost or latency."
+        "against cost or latency; **u** updates after the runs changed on disk."
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "metric(1)", "next metric", tooltip="Show the next metric"),
@@ -52,12 +58,19 @@ class TrendsScreen(Screen[None]):
             tooltip="Quality against: mean latency, tokens or cost per case (the next one)",
         ),
         Binding("escape", "back", "back", tooltip="Back to the runs"),
+        Binding(
+            REFRESH_KEY,
+            "refresh_runs",
+            "update",
+            tooltip="Compute the trends again after the runs changed on disk",
+        ),
     ]
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
 
     index: var[int] = var(0, init=False)
     view: var[str] = var("trend", init=False)  # "trend" or "cost"
     cost_field: var[str] = var(COST_FIELDS[0], init=False)
+    stale: reactive[tuple[str, ...]] = reactive((), init=False, bindings=True)
 
     def __init__(self, metrics: list[str], metric: str | None = None) -> None:
         super().__init__()
@@ -76,6 +89,7 @@ class TrendsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield TitleBar(id="title")
+        yield StaleLine(id="trends-stale", markup=False)
         yield LoadingIndicator(id="loading")
         yield TrendPlot(id="plot")
         yield CostPlot(id="cost-plot")
@@ -83,6 +97,7 @@ class TrendsScreen(Screen[None]):
         yield KeyBar()
 
     def on_mount(self) -> None:
+        self.query_one(StaleLine).display = False
         self._title()
         self._show()
 
@@ -160,6 +175,53 @@ class TrendsScreen(Screen[None]):
         if metric == self.metric:
             self._show()
 
+    # ------------------------------------------------------------ the runs changed on disk
+
+    def on_runs_changed(self, message: RunsChanged) -> None:
+        if message.changed or message.removed:
+            self.stale = ("the runs",)
+            self.notify(
+                f"the runs changed on disk: {REFRESH_KEY} updates the trends", severity="warning"
+            )
+
+    def watch_stale(self, sides: tuple[str, ...]) -> None:
+        self.query_one(StaleLine).show_sides(list(sides))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "refresh_runs":
+            return bool(self.stale)  # in the footer only when there is something to update
+        return True
+
+    def action_refresh_runs(self) -> None:
+        store = self.ragtui.store
+        if store is None:
+            return
+        self.stale = ()
+        self.cache.clear()
+        self.costs = None
+        self.query_one(LoadingIndicator).display = True
+        self.relist(store)
+
+    @work(thread=True, exclusive=True, group="trends", description="list the metrics again")
+    def relist(self, store: Store) -> None:
+        """The metrics as they are now (a new run may bring one), then the trends."""
+        try:
+            _, metrics = run_rows(store)  # as Runs lists them (stated-only metrics too)
+        except Exception as err:  # a worker reports its failure; it never ends the app
+            self.app.call_from_thread(self._failed, str(err))
+            return
+        self.app.call_from_thread(self._relisted, metrics)
+
+    def _relisted(self, metrics: list[str]) -> None:
+        shown = self.metric
+        self.metrics = metrics
+        index = metrics.index(shown) if shown in metrics else 0
+        if index != self.index:
+            self.index = index  # draws it (watch_index)
+            return
+        self._title()
+        self._show()
+
     # ------------------------------------------------------------ drawing
 
     def _draw(self, metric: str, series: list[TrendSeries]) -> None:
@@ -198,20 +260,28 @@ class TrendsScreen(Screen[None]):
 
     def _cost_table(self, table: DataTable, metric: str, points: list[CostPoint]) -> None:
         labels = [dot_label(i, p.label) for i, p in enumerate(points)]
-        table.add_column("config", key="config", width=_width("config", labels))
-        table.add_column("runs", key="runs")
-        table.add_column(Text(printable(metric)), key="quality")
-        for field in COST_FIELDS:
-            table.add_column(COST_LABELS[field].removeprefix("mean ").removesuffix(" (ms)"))
-        for i, p in enumerate(points):
-            cells = [
-                labels[i],
+        rows = [
+            [
                 Text(str(p.runs), justify="right"),
                 Text(pts(p.quality), justify="right"),
+                *(
+                    Text(cost_figure(field, p.costs.get(field)), justify="right")
+                    for field in COST_FIELDS
+                ),
             ]
-            for field in COST_FIELDS:
-                cells.append(Text(cost_figure(field, p.costs.get(field)), justify="right"))
-            table.add_row(*cells)
+            for p in points
+        ]
+        headers = fit_cost_columns(metric, labels, rows, self.size.width)
+        table.add_column("config", key="config", width=_width("config", labels))
+        for key, header in zip(("runs", "quality", *COST_FIELDS), headers, strict=True):
+            table.add_column(Text(printable(header)), key=key)
+        for label, cells in zip(labels, rows, strict=True):
+            table.add_row(label, *cells)
+
+    def on_resize(self) -> None:
+        # the cost table is fitted to the width: fit it again
+        if self.view == "cost" and self.metric in self.cache and self.costs is not None:
+            self._show()
 
     # ------------------------------------------------------------ actions
 
@@ -229,6 +299,38 @@ class TrendsScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+NAME_MIN = 12  # config names are not cut below this (the table scrolls instead)
+
+
+def fit_cost_columns(
+    metric: str, labels: list[Text], rows: list[list[Text]], width: int
+) -> list[str]:
+    """The cost table's headers after the config column, fitted to `width` columns: full
+    ("latency per case"), then short ("latency", the metric abbreviated), then the config
+    names cut with an ellipsis (in place, down to NAME_MIN), never a figure: a cost cut at the
+    edge ("0.0000" of 0.00002581) reads as a real zero."""
+
+    def needed(headers: list[str]) -> int:
+        widths = [max([len(h), *(r[i].cell_len for r in rows)]) for i, h in enumerate(headers)]
+        widest = max([len("config"), *(label.cell_len for label in labels)])
+        return widest + sum(w + 2 for w in widths) + 2 + 2  # cell padding; a scrollbar
+
+    full = ["runs", metric] + [
+        COST_LABELS[f].removeprefix("mean ").removesuffix(" (ms)") for f in COST_FIELDS
+    ]
+    short = ["runs", short_metrics([metric])[metric], "latency", "tokens", "cost"]
+    if needed(full) <= width:
+        return full
+    over = needed(short) - width
+    if over > 0 and labels:
+        widest = max(label.cell_len for label in labels)
+        room = max(min(NAME_MIN, widest), widest - over)
+        for label in labels:
+            if label.cell_len > room:
+                label.truncate(room, overflow="ellipsis")
+    return short
 
 
 def dot_label(i: int, name: str) -> Text:

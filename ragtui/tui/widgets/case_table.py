@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from rich.text import Text
 from textual import events, on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, RenderResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Static
@@ -24,7 +24,7 @@ from textual_fastdatatable import ArrowBackend
 from textual_fastdatatable import DataTable as FastTable
 
 from ragtui.core.case_history import CaseClass
-from ragtui.format import printable, short_pts, signed_pts
+from ragtui.format import printable, short_metrics, short_pts, signed_pts
 from ragtui.tui.widgets.literal import excerpt, join, lit
 
 QUESTION_WIDTH = 70
@@ -156,7 +156,7 @@ class CaseList(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter cases by id or question text", id="case-search")
-        yield Static(id="case-caption", markup=False)
+        yield CaseCaption(id="case-caption", markup=False)
         yield Vertical(id="case-holder")
 
     @property
@@ -207,7 +207,7 @@ class CaseList(Vertical):
     def _filter_failed(self, message: FilterFailed) -> None:
         text = f"case list: {message.error}"
         self.query_one("#case-holder").loading = False
-        self.query_one("#case-caption", Static).update(lit(text, "bold red"))
+        self.query_one(CaseCaption).show_error(lit(text, "bold red"))
         self.app.notify(printable(text), severity="error", markup=False)
 
     @on(Filtered)
@@ -238,15 +238,72 @@ class CaseList(Vertical):
             table.focus()
             if 0 < cursor < len(ids):
                 table.move_cursor(row=cursor)
-        caption = join(
-            ("cases, worst first · ", "bold"),
-            (f.metric, "bold"),
-            " · regressions only" if f.regressions_only else "",
-            (f" · {f.klass}" if f.klass else "", "bold"),
-            (f" · filter “{f.text}”" if f.text else "", ""),
-            f" · {len(ids)} of {message.total}",
-            Text("  enter opens a case · tab switches tables", style="dim")
-            if ids
-            else Text("  no case matches", style="yellow"),
+        self.query_one(CaseCaption).show(f, len(ids), message.total)
+
+
+class CaseCaption(Static):
+    """The line over the case list, fitted to its width when drawn (caption_text), so a
+    resize or the filter box opening never cuts its count."""
+
+    def __init__(self, *, id: str | None = None, markup: bool = False) -> None:
+        super().__init__(id=id, markup=markup)
+        self._caption: tuple[CaseFilter, int, int] | None = None
+
+    def show(self, f: CaseFilter, shown: int, total: int) -> None:
+        self._caption = (f, shown, total)
+        self.refresh()
+
+    def show_error(self, text: Text) -> None:
+        self._caption = None
+        self.update(text)
+
+    def render(self) -> RenderResult:
+        if self._caption is None:
+            return super().render()
+        return caption_text(*self._caption, max(self.content_size.width, 1))
+
+
+FILTER_MIN = 8  # a filter's text is not cut below this in the caption
+
+
+def caption_text(f: CaseFilter, shown: int, total: int, width: int) -> Text:
+    """The line over the case list, fitted to `width` cells and always ending in the count
+    ("· 15 of 48"): the hint goes first, then the words shorten ("regressions only" ->
+    "regressions", the class and metric abbreviated, the filter's text cut); at the very
+    last the description is cut with an ellipsis, never the count (a caption cut to
+    "regressions only · 15 of" hid how many cases the list holds)."""
+    count = f" · {shown} of {total}"
+    hints = (
+        ("  enter opens a case · tab switches tables", "  enter opens a case", "")
+        if shown
+        else ("  no case matches", "")
+    )
+
+    def build(level: int, hint: str) -> Text:
+        head = ("cases, worst first · ", "worst first · ", "")[min(max(level - 1, 0), 2)]
+        metric = short_metrics([f.metric])[f.metric] if level >= 5 else f.metric
+        regressions = " · regressions" if level >= 2 else " · regressions only"
+        klass = SHORT_CLASSES.get(f.klass, f.klass) if f.klass and level >= 4 else f.klass
+        needle = f.text if level < 6 else excerpt(f.text, FILTER_MIN)
+        return join(
+            (head, "bold"),
+            (metric, "bold"),
+            regressions if f.regressions_only else "",
+            (f" · {klass}" if klass else "", "bold"),
+            (f" · filter “{needle}”" if f.text else "", ""),
+            count,
+            Text(hint, style="dim" if shown else "yellow"),
         )
-        self.query_one("#case-caption", Static).update(caption)
+
+    for hint in hints:  # the hint gives way first
+        text = build(0, hint)
+        if text.cell_len <= width:
+            return text
+    for level in range(1, 7):
+        text = build(level, "")
+        if text.cell_len <= width:
+            return text
+    text.truncate(max(width - len(count), 1), overflow="ellipsis")
+    text.append(count)
+    text.truncate(width)
+    return text
