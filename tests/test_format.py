@@ -79,3 +79,11 @@ def test_a_value_just_under_its_threshold_never_reads_as_the_threshold() -> None
     assert line.endswith("fails in the candidate (79.99; pass ≥ 80)")
     below = GateCheck("f", Outcome.FAILED, "below_floor", 0.79996, 0.8)
     assert gate_check_text(below, 0.05).endswith("candidate mean 79.996 is below the floor 80.0")
+
+
+def test_a_floor_held_within_float_rounding_reads_as_rounded() -> None:
+    held = GateCheck("f", Outcome.PASSED, "floor_held", 0.8000000000000003, 0.8)
+    assert gate_check_text(held, 0.05).endswith("mean 80.0 ≥ floor 80.0")
+    from ragtui.format import pts_apart
+
+    assert pts_apart(0.8000000000000003, 0.8) == "80"

@@ -60,9 +60,10 @@ def short_pts(value: float | None) -> str:
 
 def pts_apart(value: float | None, threshold: float) -> str:
     """`value` in points (as short_pts) with as many more decimals as it takes, up to four, not
-    to read as the threshold it is compared with: 0.7999 against 0.8 is "79.99", not "80"."""
+    to read as the threshold it falls short of: 0.7999 against 0.8 is "79.99", not "80". A
+    value on or above it reads as rounded (80.0000000003 is "80")."""
     shown = short_pts(value)
-    if value is None or value == threshold or shown != short_pts(threshold):
+    if value is None or value >= threshold - 1e-9 or shown != short_pts(threshold):
         return shown
     for digits in (2, 3, 4):
         shown = fixed(value * 100, digits)

@@ -456,8 +456,9 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
         else "the cases non-inferiority needs cannot be estimated from these deltas"
     )
     mean = pts(ch.value)
-    if ch.value is not None and ch.threshold is not None and mean == pts(ch.threshold):
-        mean = pts_apart(ch.value, ch.threshold)  # 79.96 is not "80.0 below the floor 80.0"
+    near = ch.value is not None and ch.threshold is not None and mean == pts(ch.threshold)
+    if ch.code == "below_floor" and near:
+        mean = pts_apart(ch.value, ch.threshold)  # type: ignore[arg-type]  # 79.96, not 80.0
     texts = {
         "non_inferior": f"shown non-inferior: 95% CI lower bound {signed_pts(ch.value)} > -{band}",
         "regressed": f"regressed by {pts(abs(ch.value or 0.0))} points (significant after Holm)",
@@ -500,7 +501,10 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
         ),
         "floor_held": f"mean {mean} ≥ floor {pts(ch.threshold)}",
         "below_floor": f"candidate mean {mean} is below the floor {pts(ch.threshold)}",
-        "no_floor_scores": f"the candidate has no scores for the floor {pts(ch.threshold)}",
+        "no_floor_scores": (
+            f"no candidate mean to hold the floor {pts(ch.threshold)}: no case both runs "
+            "scored has a score of it in the candidate"
+        ),
         "nothing_compared": "no metric in common between the runs: nothing to pass",
         "new_failures": (
             "1 case passed in every baseline run and fails in the candidate (listed below)"

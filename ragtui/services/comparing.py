@@ -176,11 +176,18 @@ def gate(
     known = _known_metrics(workspace, c)
     _check_named(list(floors), known, "--min")
     _check_named(list(thresholds), known, "--pass")
+    # a floor reads B as a comparison shows it (shared cases, reruns averaged), also on a
+    # metric -m left out of the gate; only a metric the base lacks reads the candidate's own
     means = {
         r["metric"]: r["mean"]
         for r in workspace.store.run_means().to_pylist()
         if r["run_id"] == c.b
     }
+    compared, in_base = {m.metric for m in c.metrics}, set(workspace.store.metrics([c.a]))
+    aside = [m for m in floors if m not in compared and m in in_base]
+    if aside:
+        shown = compare(workspace, base, candidate, metrics=aside, margin=margin, seed=seed)
+        means.update({m.metric: m.mean_b for m in shown.metrics})
     broken: tuple[CaseClass, ...] | None = None
     counts: dict[str, int] | None = None
     if no_new_failures:

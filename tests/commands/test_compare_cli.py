@@ -392,3 +392,22 @@ def test_all_configs_compares_the_base_with_the_first_run_of_every_other_config(
     assert [c["id"] for c in data["candidates"]] == expected
     refused = run("compare", "baseline", "bm25", "--all-configs", str(folder))
     assert refused.exit_code == 2 and "give the base run only" in refused.stderr
+
+
+def test_a_floor_reads_the_same_mean_whether_or_not_m_gates_its_metric(tmp_path: Path) -> None:
+    """B scores 75 on faith and its rerun 85: B as compare shows it is 80. A floor of 80 held
+    without -m and failed with `-m recall` (it read the first run alone, 75)."""
+    writer = RunWriter(tmp_path)
+    ids = [f"c{i:02d}" for i in range(40)]
+    gen = np.random.default_rng(7)
+    recall = {c: float(v) for c, v in zip(ids, gen.uniform(0.5, 1.0, 40), strict=True)}
+    writer.write("a", {"faith": dict.fromkeys(ids, 0.7), "recall": recall})
+    cand = {"p": 2}
+    writer.write("b", {"faith": dict.fromkeys(ids, 0.75), "recall": recall}, config=cand)
+    rerun = {c: min(1.0, v + 0.001) for c, v in recall.items()}  # not a cache hit
+    writer.write("b2", {"faith": dict.fromkeys(ids, 0.85), "recall": rerun}, config=cand)
+    folder = str(tmp_path)
+    for extra in ([], ["-m", "recall"]):
+        out = run("gate", "a", "b", folder, "--min", "faith=80", "--json", *extra)
+        (floor,) = [ch for ch in json.loads(out.stdout)["checks"] if "floor" in ch["code"]]
+        assert floor["code"] == "floor_held" and floor["value"] == pytest.approx(0.80), extra
