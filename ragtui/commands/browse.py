@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from typing import Any
 
 import click
@@ -13,6 +12,7 @@ from ragtui.commands.common import (
     folder_option,
     open_ws,
     pick_folder,
+    print_table,
     resolve_folder,
 )
 from ragtui.core.errors import RagtuiError
@@ -55,7 +55,6 @@ def runs_command(path: str | None, path_option: str | None, as_json: bool) -> No
             out = {"metrics": metrics, "runs": [r.to_json() for r in rows]}
             emit_json(out, workspace, indent=2, default=str)
             return
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(box=None, header_style="bold", pad_edge=False)
@@ -78,13 +77,14 @@ def runs_command(path: str | None, path_option: str | None, as_json: bool) -> No
             *(_mean_cell(row, m) for m in metrics),
         )
         table.add_row(*(_literal(v) for v in cells))
-    Console(highlight=False, width=max(shutil.get_terminal_size().columns, 240)).print(table)
+    print_table(table)  # at its natural width: no column dropped, no figure cut
     legend = ", ".join(f"{shorts[m]} = {m}" for m in metrics if shorts[m] != m)
     legend = f"; {legend}" if legend else ""
     click.echo(
         one_line(
-            "means in points (0-100); — = no scores; !n = n parse failures (scored 0); "
-            f"(n err) = n scores failed{legend}"
+            "means in points (0-100); — = no scores; !n = n unreadable judge replies (a label "
+            "metric scores them 0, other metrics record errors); (n err) = n scores failed, "
+            f"left out of the mean{legend}"
         )
     )
 

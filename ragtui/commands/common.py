@@ -181,3 +181,21 @@ def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             raise click.ClickException(error_text(err)) from None
 
     return wrapper
+
+
+def print_table(table: Any, fallback: list[str] | None = None) -> None:
+    """A rich table at its natural width: piped output is never wrapped or cut, and no column
+    is dropped to fit; on a terminal too narrow for it, the `fallback` lines instead (without
+    one, the terminal wraps the rows)."""
+    import shutil
+    import sys
+
+    from rich.console import Console
+
+    natural = Console(width=100_000).measure(table).maximum
+    narrow = sys.stdout.isatty() and natural > shutil.get_terminal_size().columns
+    if narrow and fallback is not None:
+        for line in fallback:
+            click.echo(one_line(line))
+        return
+    Console(highlight=False, width=natural).print(table)

@@ -9,13 +9,12 @@ printed in a stacked form instead of squeezed. Words and figures come from `ragt
 
 from __future__ import annotations
 
-import shutil
-import sys
 from typing import Any
 
 import click
 
 from ragtui import format as fmt
+from ragtui.commands.common import print_table
 from ragtui.core.compare import Comparison
 from ragtui.core.multi_compare import MultiComparison
 from ragtui.format import interval, one_line, p_value, pts, short_metrics, signed_pts
@@ -89,23 +88,9 @@ def stacked_lines(c: Comparison) -> list[str]:
     return out
 
 
-def _print_table(table: Any, fallback: list[str] | None = None) -> None:
-    """A table at its natural width: piped output is never wrapped or cut; on a terminal too
-    narrow for it, the `fallback` lines instead (without one, the terminal wraps the rows)."""
-    from rich.console import Console
-
-    natural = Console(width=100_000).measure(table).maximum
-    narrow = sys.stdout.isatty() and natural > shutil.get_terminal_size().columns
-    if narrow and fallback is not None:
-        for line in fallback:
-            click.echo(one_line(line))
-        return
-    Console(highlight=False, width=natural).print(table)
-
-
 def print_comparison(c: Comparison) -> None:
     click.echo(one_line(title(c)))
-    _print_table(_pair_table(c), stacked_lines(c))
+    print_table(_pair_table(c), stacked_lines(c))
     for line in comparison_lines(c):
         click.echo(one_line(line))
 
@@ -151,7 +136,7 @@ def print_several(mc: MultiComparison, sort_metric: str | None) -> None:
             f" · Holm over {tests} tests"
         )
     )
-    _print_table(_multi_table(mc, order, headers))
+    print_table(_multi_table(mc, order, headers))
     legend = ", ".join(f"{headers[m]} = {m}" for m in mc.metrics if headers[m] != m)
     click.echo(
         one_line(

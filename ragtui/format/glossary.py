@@ -16,9 +16,10 @@ GLOSSARY: dict[str, str] = {
     "of A's reruns when it has several)",
     "B": "the candidate's mean over the same cases, in points (per case the mean of B's "
     "reruns when it has several)",
-    "err A/B": "grades that failed in run A / run B (judge errors and parse failures, each "
-    "counted once): those cases are left out, never averaged as 0; a grade failed in a rerun "
-    "only thins that case's mean (a note says so)",
+    "err A/B": "bad grades in run A / run B, each counted once: errors (a judge that failed, "
+    "a reply recorded as an error) are left out, never averaged as 0; a label metric's "
+    "unreadable reply scores 0, as the tools do, and stays in; a grade failed in a rerun only "
+    "thins that case's mean (a note says so)",
     "Δ pts": "B minus A: the mean of the per-case differences, in points (0.05 = 5 points)",
     "95% CI": "95% confidence interval of Δ: the changes these cases are compatible with; a "
     "CI that excludes 0 is a change",
@@ -124,8 +125,9 @@ RUNS_COLUMNS: dict[str, str] = {
     "judge": "the judge model that graded the run",
     "N": "cases in the run",
     "metric": "mean in points (0-100) over the scored cases; the sparkline is this config's "
-    "means so far; ! parse failures beside it",
-    "err": "grades that failed or did not parse, all metrics (never counted as 0)",
+    "means so far; !n: n unreadable judge replies (a label metric scores them 0, as the "
+    "tools do; other metrics record them as errors)",
+    "err": "grades that failed, all metrics: left out of the means, never counted as 0",
     "ms": "mean latency per case in milliseconds",
     "tokens": "mean tokens per case (prompt + completion)",
     "cost": "total cost of the run's cases, as the tool reported it",

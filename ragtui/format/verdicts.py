@@ -284,7 +284,10 @@ def note_text(n: Note) -> str:
             )
             if e.differ:
                 return f"{counts}: A and B differ, so part of the change may be the judge failing"
-            return f"{counts} (errors are counted, not averaged; parse failures score 0)"
+            return (
+                f"{counts} (errors are counted, not averaged; a label metric's parse failures "
+                "score 0, the others are errors)"
+            )
         case Unpaired(metric=metric, only_a=oa, only_b=ob, n=count):
             return f"{metric}: {oa} cases only in A, {ob} only in B; compared on the {count} both scored"
         case LowAgreement() as g:

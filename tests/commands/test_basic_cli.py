@@ -131,3 +131,26 @@ def test_a_summary_only_run_lists_its_level_and_shows_every_stated_figure(tmp_pa
     assert shown.exit_code == 0, shown.output
     assert "stated match accuracy 66.7 (3 cases)" in shown.stdout.splitlines()
     assert "stated match stderr 33.3 (3 cases)" in shown.stdout.splitlines()
+
+
+def test_runs_prints_every_column_whole_however_many_metrics(tmp_path) -> None:
+    """16 metrics with long names: the table was squeezed to 240 cells, dropping N and the ids
+    and cutting figures ('65.5 !2 (2 er…')."""
+    from click.testing import CliRunner
+
+    from ragtui.cli import cli
+    from tests.core.run_writer import RunWriter
+
+    writer = RunWriter(tmp_path)
+    names = [f"judge_metric_{w}_score" for w in "alpha bravo charlie delta echo foxtrot".split()]
+    names += [f"llm_context_precision_with_reference_{i}" for i in range(10)]
+    cases = [f"c{i}" for i in range(4)]
+    long_id = "a-candidate-run-with-a-long-id-2026-12-02"
+    writer.write(long_id, {m: dict.fromkeys(cases, 0.948) for m in names})
+    out = CliRunner().invoke(cli, ["runs", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    header, row = out.stdout.splitlines()[:2]
+    assert header.split()[:7] == ["id", "date", "name", "kind", "config", "key", "judge"]
+    assert " N " in header and row.startswith(long_id + " ")
+    figures = row.split("qwen2.5:7b", 1)[1]  # (a long name is cut by design; figures never)
+    assert figures.split() == ["4"] + ["94.8"] * 16
