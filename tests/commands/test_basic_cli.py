@@ -142,7 +142,9 @@ def test_runs_prints_every_column_whole_however_many_metrics(tmp_path) -> None:
     from tests.core.run_writer import RunWriter
 
     writer = RunWriter(tmp_path)
-    names = [f"judge_metric_{w}_score" for w in "alpha bravo charlie delta echo foxtrot".split()]
+    names = [
+        f"judge_metric_{w}_score" for w in ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+    ]
     names += [f"llm_context_precision_with_reference_{i}" for i in range(10)]
     cases = [f"c{i}" for i in range(4)]
     long_id = "a-candidate-run-with-a-long-id-2026-12-02"
