@@ -167,3 +167,31 @@ def run_kind(kind: str, *, in_progress: bool, summary_only: bool) -> str:
 def case_count(n: int, *, summary_only: bool) -> str:
     """A run's N as listed: "—" for a summary-only run (it kept no cases to count)."""
     return "—" if summary_only else str(n)
+
+
+def metric_columns(
+    metrics: list[str], fixed: list[str], suffixes: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """Each metric's column name in an export beside the `fixed` columns: the metric's own
+    name, or "NAME (metric)" (then "NAME (metric 2)", ...) where it, or it with one of the
+    `suffixes` (" error"), would take a name already there. A metric named `judge` or `n`
+    overwrote that column, or gave a Parquet file two columns of one name that no reader opens."""
+
+    def names(name: str) -> set[str]:
+        return {name, *(name + s for s in suffixes)}
+
+    taken = set(fixed)
+    out = {}
+    for metric in metrics:  # every metric that can keep its own name keeps it, first
+        if not names(metric) & taken:
+            out[metric] = metric
+            taken |= names(metric)
+    for metric in metrics:
+        if metric in out:
+            continue
+        name, k = f"{metric} (metric)", 2
+        while names(name) & taken:
+            name, k = f"{metric} (metric {k})", k + 1
+        out[metric] = name
+        taken |= names(name)
+    return {m: out[m] for m in metrics}

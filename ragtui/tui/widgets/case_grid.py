@@ -16,6 +16,7 @@ from textual_fastdatatable import ArrowBackend, DataTable
 
 from ragtui.core.store import Store
 from ragtui.format import CASE_COLUMNS, UNSAFE_RE2, md_inline, md_table, printable
+from ragtui.format.text import metric_columns
 from ragtui.tui.widgets.column_focus import ColumnFocus, ColumnFocused
 
 # The characters printable() escapes (RE2 syntax): finds the values that need it.
@@ -151,8 +152,9 @@ def export_cases(store: Store, run_id: str, ids: pa.ChunkedArray) -> pa.Table:
     latency_ms, each metric's value (a fraction) and its error message."""
     table, metrics = store.case_values(run_id)
     names = ["case_id", "n", "question", "answer", "latency_ms"]
+    named = metric_columns(metrics, names, (" error",))
     for m in metrics:
-        names += [m, f"{m} error"]
+        names += [named[m], f"{named[m]} error"]
     table = table.rename_columns(names)
     order = pc.index_in(ids, value_set=table.column("case_id"))
     return table.take(order)

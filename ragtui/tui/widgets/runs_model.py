@@ -21,6 +21,7 @@ from ragtui.core.store import RunRow as IndexedRun
 from ragtui.core.store import Store
 from ragtui.core.views import run_rows
 from ragtui.format import case_count, cost_figure, printable, run_kind, short_metrics
+from ragtui.format.text import metric_columns
 from ragtui.tui.widgets.sparkline import sparkline
 
 GROUP_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "red")
@@ -334,11 +335,13 @@ class RunsModel:
                 "summary_only": all(r.summary_only for r in line.runs),
                 "errors": line.errors,
             }
+            costs = {f"{name} {figure}": (name, figure) for _, _, name, figure in self.cost_columns}
+            named = metric_columns(self.metrics, [*row, *costs], (" parse failures",))
             for m in self.metrics:
-                row[m] = line.means.get(m)
-                row[f"{m} parse failures"] = line.parse_failures(m)
-            for _, _, name, figure in self.cost_columns:
-                row[f"{name} {figure}"] = self.cost_value(line, name, figure)
+                row[named[m]] = line.means.get(m)
+                row[f"{named[m]} parse failures"] = line.parse_failures(m)
+            for column, (name, figure) in costs.items():
+                row[column] = self.cost_value(line, name, figure)
             rows.append(row)
         return pa.Table.from_pylist(rows)
 
