@@ -224,6 +224,9 @@ class Committer:
 
     def _write_group(self, group: list[Rows]) -> dict[str, RagtuiError]:
         cur = self.cur
+        group = [r for r in group if not self._newer_landed(r.head)]
+        if not group:
+            return {}
         paths = [key(r.head.path) for r in group]
         old = [
             r[0]
@@ -267,9 +270,23 @@ class Committer:
         _insert_all(cur, "files", [_table([_files_row(r.head, r.tail) for r in kept], _FILES)])
         return failed
 
+    def _newer_landed(self, head: Head) -> bool:
+        """Whether a reading of this file begun after this one's is already in the index:
+        two indexers of one file (a refresh begun while a batch still held it, and the batch's
+        own after it let go) may commit in either order, and the older reading (the file still
+        being written) must not overwrite the newer, or the run stays "running" for good."""
+        row = self.cur.execute(
+            "SELECT read_ns FROM files WHERE path = ?", [key(head.path)]
+        ).fetchone()
+        return row is not None and row[0] is not None and row[0] > head.read_ns
+
     def _alone(self, head: Head, stream: Iterator[Piece]) -> None:
         """One big file in its own transaction (or, over CHUNKED_BYTES, in pieces)."""
         cur = self.cur
+        if self._newer_landed(head):
+            for _ in stream:  # (read out, as a failed file's stream is)
+                pass
+            return
 
         def work() -> None:
             old = cur.execute(

@@ -300,6 +300,34 @@ def test_a_run_being_written_is_listed_as_in_progress(tmp_path: Path) -> None:
         assert (row.in_progress, row.n_cases) == (False, 3)
 
 
+def test_a_reading_made_while_a_batch_held_the_file_never_overwrites_a_later_one(
+    tmp_path: Path,
+) -> None:
+    """A refresh began reading a batch's file while the batch held it; the batch let go and
+    indexed it itself (not running); the refresh committed last: the run read "(running)"
+    for good (seen in the TUI after stopping a re-judge on a loaded machine)."""
+    from itertools import chain
+
+    from ragtui.core.committer import Committer
+    from ragtui.core.decoding import pieces
+
+    path = tmp_path / f"batch-1{SUFFIX}"
+    with Store.open(tmp_path) as store:
+        with RunFileAppender(path, RUN) as out:
+            out.append(make_case(0))
+            early = pieces(path, 1 << 30)
+            head = next(early)  # read while the batch holds the file
+            assert head.in_progress
+        store.index_file(path)  # the batch's own indexing, after it let go
+        done: list[object] = []
+        late = Committer(store, lambda p, run_id, error: done.append((run_id, error)))
+        late.take(path, chain([head], early), drain=False)
+        late.flush()
+        (row,) = store.run_rows()
+        assert (row.in_progress, row.n_cases) == (False, 1)
+        assert done == [("batch-1", None)]
+
+
 def test_a_summary_only_run_is_listed_with_its_stated_means(tmp_path: Path) -> None:
     stated = (
         StatedFigure("accuracy", 0.75, raw=0.75, statistic="mean", n=40),

@@ -53,10 +53,10 @@ from ragtui.tui.widgets.chunks_view import ChunksView
 from ragtui.tui.widgets.claims_view import ClaimsView
 from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.literal import join, lit
-from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine, changed_sides
+from ragtui.tui.widgets.stale_line import REFRESH_KEY, FollowsTheFolder, StaleLine, changed_sides
 
 
-class CaseScreen(Screen[None]):
+class CaseScreen(FollowsTheFolder, Screen[None]):
     """`]`/`[` step through `case_ids`; with `other_run_id`, A (other) and B (run) side by side."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -339,9 +339,6 @@ class CaseScreen(Screen[None]):
         who = " and ".join(self.stale)
         self.notify(f"{who} changed on disk: {REFRESH_KEY} updates the case", severity="warning")
 
-    def watch_stale(self, sides: tuple[str, ...]) -> None:
-        self.query_one(StaleLine).show_sides(list(sides))
-
     # ------------------------------------------------------------ drawing
 
     def _sides(self) -> list[tuple[str, Run, Case | None, str]]:
@@ -450,11 +447,9 @@ class CaseScreen(Screen[None]):
         self._refresh_title()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "refresh_runs":
-            return bool(self.stale)  # in the footer only when there is something to update
         if action == "switch_side":
             return bool(self.other_run_id)  # one run: no B to switch to (tab moves the focus)
-        return True
+        return super().check_action(action, parameters)
 
     def action_step(self, delta: int) -> None:
         target = self.index + delta

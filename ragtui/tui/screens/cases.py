@@ -43,7 +43,7 @@ from ragtui.tui.widgets.case_grid import (
 from ragtui.tui.widgets.column_focus import ColumnFocused
 from ragtui.tui.widgets.exporting import export_and_tell
 from ragtui.tui.widgets.key_bar import KeyBar
-from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine
+from ragtui.tui.widgets.stale_line import REFRESH_KEY, FollowsTheFolder, StaleLine
 from ragtui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ DEBOUNCE_FROM_ROWS = 20_000  # filtering more rows than this waits for a pause i
 DEBOUNCE_S = 0.15
 
 
-class CaseListScreen(Screen[None]):
+class CaseListScreen(FollowsTheFolder, Screen[None]):
     # as on Runs: Textual's auto-focus could land on the hidden filter box while the screen
     # loads (seen under load); the table takes the focus once it is filled
     AUTO_FOCUS = ""
@@ -307,14 +307,6 @@ class CaseListScreen(Screen[None]):
             self.notify(
                 f"the run changed on disk: {REFRESH_KEY} lists its cases again", severity="warning"
             )
-
-    def watch_stale(self, sides: tuple[str, ...]) -> None:
-        self.query_one(StaleLine).show_sides(list(sides))
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "refresh_runs":
-            return bool(self.stale)  # in the footer only when there is something to update
-        return True
 
     def action_refresh_runs(self) -> None:
         store = self.ragtui.store

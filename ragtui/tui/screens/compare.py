@@ -46,10 +46,10 @@ from ragtui.tui.widgets.delta_histogram import DeltaHistogram
 from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.literal import join, lit
 from ragtui.tui.widgets.metric_table import MetricTable, diagnosis_lines, metrics_table, notes
-from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine, changed_sides
+from ragtui.tui.widgets.stale_line import REFRESH_KEY, FollowsTheFolder, StaleLine, changed_sides
 
 
-class CompareScreen(Screen[None]):
+class CompareScreen(FollowsTheFolder, Screen[None]):
     """A vs B. The metric table's cursor row drives the histogram, the diagnosis lines and
     the case list; its cursor column is explained on the line below it."""
 
@@ -367,9 +367,6 @@ class CompareScreen(Screen[None]):
 
     # ------------------------------------------------------------ drawing
 
-    def watch_stale(self, sides: tuple[str, ...]) -> None:
-        self.query_one(StaleLine).show_sides(list(sides))
-
     def watch_metric(self) -> None:
         self._metric_changed()
 
@@ -528,11 +525,6 @@ class CompareScreen(Screen[None]):
             return
         self._finding = True
         self.find_candidates()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "refresh_runs":
-            return bool(self.stale)  # in the footer only when there is something to update
-        return True
 
     def action_refresh_runs(self) -> None:
         self.stale = ()

@@ -44,7 +44,7 @@ from ragtui.tui.sharing import copy_markdown, export
 from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.literal import join, lit
 from ragtui.tui.widgets.metric_table import STYLES
-from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine, changed_sides
+from ragtui.tui.widgets.stale_line import REFRESH_KEY, FollowsTheFolder, StaleLine, changed_sides
 
 COLUMNS = ("candidate", "metric", "N", "A", "B", "Δ pts", "95% CI", "p adj", "verdict")
 # the orders `s` cycles through: (name, sort key over a cell and its candidate's position)
@@ -187,7 +187,7 @@ def _fit(rows: list[list[Text]], cells: list[Cell], width: int) -> dict[str, str
     return {m: s for m, s in short.items() if s != m}
 
 
-class CompareManyScreen(Screen[None]):
+class CompareManyScreen(FollowsTheFolder, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "back", tooltip="Back"),
         Binding(
@@ -329,9 +329,6 @@ class CompareManyScreen(Screen[None]):
                 severity="warning",
             )
 
-    def watch_stale(self, sides: tuple[str, ...]) -> None:
-        self.query_one(StaleLine).show_sides(list(sides))
-
     def watch_order(self) -> None:
         self._fill()
 
@@ -418,11 +415,6 @@ class CompareManyScreen(Screen[None]):
         m = self.result
         if m is not None:
             export(self, "the candidates table", "ragtui-candidates", lambda: cells_table(m))
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "refresh_runs":
-            return bool(self.stale)
-        return True
 
     def action_refresh_runs(self) -> None:
         self.stale = ()

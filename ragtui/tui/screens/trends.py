@@ -24,7 +24,7 @@ from ragtui.core.views import run_rows
 from ragtui.format import cost_figure, printable, pts, short_metrics
 from ragtui.tui.messages import RunsChanged
 from ragtui.tui.widgets.key_bar import KeyBar
-from ragtui.tui.widgets.stale_line import REFRESH_KEY, StaleLine
+from ragtui.tui.widgets.stale_line import REFRESH_KEY, FollowsTheFolder, StaleLine
 from ragtui.tui.widgets.title_bar import TitleBar
 from ragtui.tui.widgets.trend_plot import COST_LABELS, CostPlot, TrendPlot, rich_color
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 COST_FIELDS = ("latency_ms", "total_tokens", "cost")
 
 
-class TrendsScreen(Screen[None]):
+class TrendsScreen(FollowsTheFolder, Screen[None]):
     HELP = (
         "One metric's mean per run over time, a line per config, with 95% CI bars; dots: "
         "the mean of the worst 10% of cases. **m**/**M** switch metric; **c** plots quality "
@@ -183,14 +183,6 @@ class TrendsScreen(Screen[None]):
             self.notify(
                 f"the runs changed on disk: {REFRESH_KEY} updates the trends", severity="warning"
             )
-
-    def watch_stale(self, sides: tuple[str, ...]) -> None:
-        self.query_one(StaleLine).show_sides(list(sides))
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "refresh_runs":
-            return bool(self.stale)  # in the footer only when there is something to update
-        return True
 
     def action_refresh_runs(self) -> None:
         store = self.ragtui.store

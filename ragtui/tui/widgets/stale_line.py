@@ -60,3 +60,19 @@ class StaleLine(Static):
     def show_sides(self, sides: list[str]) -> None:
         self.update(stale_text(sides))
         self.display = bool(sides)
+
+
+class FollowsTheFolder:
+    """For a screen whose figures a change in the open folder can outdate: it keeps the sides
+    that changed in a `stale` reactive of its own and shows them in its StaleLine, and `u`
+    (refresh_runs) is in its footer only while there is something to update."""
+
+    stale: tuple[str, ...]
+
+    def watch_stale(self, sides: tuple[str, ...]) -> None:
+        self.query_one(StaleLine).show_sides(list(sides))  # type: ignore[attr-defined]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "refresh_runs":
+            return bool(self.stale)
+        return True
