@@ -33,6 +33,7 @@ class MetricNoise:
     means: tuple[float, ...]  # each rerun's mean over those cases
     errors: tuple[int, ...]  # each rerun's errored cases for the metric
     floor: stats.NoiseFloor | None  # None with fewer than 2 reruns or no common case
+    identical: bool = False  # every rerun graded every common case alike
 
 
 def rerun_noise(
@@ -60,6 +61,7 @@ def rerun_noise(
                 means=tuple(float(m) for m in matrix.mean(axis=1)) if common else (),
                 errors=tuple(errors[rid] for rid in run_ids),
                 floor=stats.noise_floor(matrix) if common else None,
+                identical=len(run_ids) > 1 and bool(common) and bool((matrix == matrix[0]).all()),
             )
         )
     return out
@@ -82,6 +84,12 @@ def noise_lines(noise: Sequence[MetricNoise], margin: float = 0.05) -> list[str]
             f"reruns differ by {100 * f.rerun_delta:.1f} points (rule of thumb: < "
             f"{100 * margin:g}, {rule}) · ICC {icc} · N {m.n}"
             + (f" · {errs} errored scores left out" if errs else "")
+            + (
+                " · every run gave every case the same grade: this judge (at this temperature) "
+                "adds no noise, and a comparison takes such reruns for cached copies"
+                if m.identical
+                else ""
+            )
         )
     return lines
 

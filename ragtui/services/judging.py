@@ -166,9 +166,13 @@ async def noise_check(
         if progress is None
         else lambda i, p: progress(f"rerun {i} of {times}, cache bypassed", p),
     )
-    group = [b.run_id for b in batches]
-    have = await asyncio.to_thread(store.metrics, group)
+    asked = [b.run_id for b in batches]
+    have = await asyncio.to_thread(store.metrics, asked)
     names = [m for m in metrics if m in set(have)] if metrics else have
+    # the floor over every run of the reruns' config (the parent too, when the same judge
+    # graded it), as a comparison averages them: over the K asked alone, `--times 2` after
+    # `--times 3` printed one floor and, under it, the verdict's other
+    group = await asyncio.to_thread(store.reruns, asked[0])
     noise = await asyncio.to_thread(rerun_noise, store, group, names)
     comparison, note = None, await asyncio.to_thread(_other_judge, store, parent_id, group[0])
     if against:

@@ -487,3 +487,40 @@ def test_unknown_metrics_are_usage_errors_listing_the_known(tmp_path: Path, serv
     assert full.exit_code == 2
     assert "metric 'faithfulnes' is not scored in base (it has: faithfulness)" in full.stderr
     assert not server.chat_requests()
+
+
+def test_a_smaller_times_after_a_larger_keeps_one_noise_floor(
+    tmp_path: Path, server: FakeJudge
+) -> None:
+    """`-k 3` then `-k 2`: the second reuses reruns 1-2 (asked nothing) while the comparison
+    averages all 3; its noise lines were over the 2 alone (±7.1 above a verdict with ±7.6).
+    Now the floor is over every run of the reruns' config, as the comparison's."""
+    runs = make_runs(tmp_path / "runs", n=10)
+    calls = {"n": 0}
+
+    def third_says_no(request):  # rerun 2 says NO to 1 case, rerun 3 to 4 (none identical)
+        calls["n"] += 1
+        return "NO" if calls["n"] == 11 or 20 < calls["n"] <= 24 else "YES"
+
+    server.responder = third_says_no
+    args = (str(runs), *adhoc(server, "--concurrency", "1"), "-m", "faithfulness")
+    first = invoke("noise", "base", *args, "-k", "3", "--against", "cand", "--json")
+    assert first.exit_code == 0, first.output
+    asked = len(server.chat_requests())
+    again = invoke("noise", "base", *args, "-k", "2", "--against", "cand", "--json")
+    assert again.exit_code == 0, again.output
+    assert len(server.chat_requests()) == asked  # the reruns and re-judged cand are reused
+    data = json.loads(again.stdout)
+    [noise] = data["noise"]
+    assert noise["means"] == [1.0, 0.9, 0.6]  # all 3 reruns, by hand
+    (metric,) = data["comparison"]["metrics"]
+    assert noise["noise_floor"] == pytest.approx(metric["noise_floor"])
+
+
+def test_a_judge_that_answers_alike_every_time_is_said(tmp_path: Path, server: FakeJudge) -> None:
+    runs = make_runs(tmp_path / "runs", n=10)
+    server.responder = lambda request: "YES"
+    result = invoke("noise", "base", str(runs), *adhoc(server), "-k", "2", "-m", "faithfulness")
+    assert result.exit_code == 0, result.output
+    assert "noise floor ±0.0 points" in result.stdout
+    assert "every run gave every case the same grade" in result.stdout
