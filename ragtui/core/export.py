@@ -41,7 +41,9 @@ def _defused(table: pa.Table) -> pa.Table:
             risky = pc.fill_null(pc.match_substring_regex(column, r"^[=+\-@\t\r]"), False)
             column = pc.if_else(risky, pc.binary_join_element_wise("'", column, ""), column)
         columns.append(column)
-    return pa.table(columns, names=table.column_names)
+    # a header is a cell to a spreadsheet too (a metric named '=HYPERLINK(...)')
+    names = [f"'{n}" if n[:1] in _FORMULA else n for n in table.column_names]
+    return pa.table(columns, names=names)
 
 
 def _json_value(value: Any) -> Any:

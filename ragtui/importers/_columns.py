@@ -5,6 +5,7 @@ case rather than grade it."""
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 from ragtui.importers._common import as_number
@@ -46,7 +47,8 @@ def kept_as_metadata_notice(path: Path, column: str) -> str:
     """The notice for a column of numbers kept as case metadata, not imported as a metric."""
     return (
         f"{path}: column {column!r}: numbers kept as case metadata, not a metric (the name says "
-        f"it describes the case); to score it, declare its scale: --scale {column}=LOW:HIGH"
+        f"it describes the case); to score it, declare its scale: "
+        f"--scale {shlex.quote(column + '=LOW:HIGH')}"
     )
 
 
@@ -77,16 +79,22 @@ def comma_numbers_notice(path: Path, column: str, cell: str) -> str:
     """A column of "3,4"-like cells whose name names no grade (page lists, chunk ids): kept as
     text, and said, since it may also be scores saved with decimal commas."""
     return (
-        f"{path}: column {column!r}: values such as {cell.strip()!r} kept as text (lists, or "
+        f"{path}: column {column!r}: values such as {_echo(cell)} kept as text (lists, or "
         "numbers with a decimal comma?); if they are scores, save the file with '.' as the "
-        f"decimal separator, or declare the metric: --scale {column}=LOW:HIGH"
+        f"decimal separator, or declare the metric: --scale {shlex.quote(column + '=LOW:HIGH')}"
     )
 
 
 def decimal_comma_error(where: str, column: str, cell: str) -> str:
     """The message (after the file name) for a score cell written with a decimal comma."""
     return (
-        f"{where}, column {column!r}: expected a score with '.' decimals, found {cell.strip()!r} "
+        f"{where}, column {column!r}: expected a score with '.' decimals, found {_echo(cell)} "
         "(a decimal comma?); ragtui does not guess whether ',' separates decimals or thousands: "
         "save the file with '.' as the decimal separator"
     )
+
+
+def _echo(cell: str, limit: int = 40) -> str:
+    """A cell as quoted in a message: its start only (a cell may hold 32 MiB)."""
+    text = cell.strip()
+    return repr(text if len(text) <= limit else text[:limit] + "…")

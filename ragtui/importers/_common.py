@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -154,10 +155,11 @@ _WIDE_BOMS = (  # UTF-32 first: its little-endian BOM begins with UTF-16's
 def unreadable_encoding(path: Path, head: bytes) -> str | None:
     """One line for a compressed file or UTF-16/32 text, saying how to make it importable;
     None for anything else (the sniffers and loaders judge that)."""
-    name = path.name
+    name = shlex.quote(path.name)  # a command to paste: a name must not run as shell code
     for magic, kind, ext, command in _COMPRESSED:
         if head.startswith(magic):
-            plain = name[: -len(ext) - 1] if name.lower().endswith(f".{ext}") else ""
+            plain = path.name[: -len(ext) - 1] if path.name.lower().endswith(f".{ext}") else ""
+            plain = shlex.quote(plain) if plain else ""
             then = (
                 f"{command} {name} > {plain}, then import {plain}"
                 if plain
@@ -168,7 +170,8 @@ def unreadable_encoding(path: Path, head: bytes) -> str | None:
         if head.startswith(bom):
             return (
                 f"{path}: {encoding} text: save it as UTF-8 "
-                f"(iconv -f {encoding} -t UTF-8 {name} > utf8-{name}), then import that"
+                f"(iconv -f {encoding} -t UTF-8 {name} > {shlex.quote('utf8-' + path.name)}), "
+                "then import that"
             )
     return None
 

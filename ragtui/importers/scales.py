@@ -17,6 +17,7 @@ outside a known or declared scale is an error too. Rescaling is always (v - low)
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -54,7 +55,8 @@ def fmt(scale: Scale) -> str:
 
 
 def declare_hint(metric: str) -> str:
-    return f"declare it with --scale {metric}=LOW:HIGH or [metrics.{metric}] scale in ragtui.toml"
+    option = shlex.quote(f"{metric}=LOW:HIGH")  # a name from the file, in a command to paste
+    return f"declare it with --scale {option} or [metrics.{metric}] scale in ragtui.toml"
 
 
 @dataclass(frozen=True)

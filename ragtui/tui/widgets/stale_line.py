@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ragtui.core.store import Store
+from ragtui.format import one_line
 
 REFRESH_KEY = "u"
 
@@ -45,7 +46,8 @@ def changed_sides(
 
 
 def stale_text(sides: list[str]) -> Text:
-    who = " and ".join(sides) if sides else "the runs"
+    # a side's label may name a run or a config from the folder: through the neutraliser
+    who = " and ".join(one_line(s) for s in sides) if sides else "the runs"
     return Text.assemble(
         (f"{who} changed on disk", "bold yellow"),
         (": ", "yellow"),
