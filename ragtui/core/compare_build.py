@@ -390,7 +390,8 @@ class Builder:
             if rules and all(n.source == "judge-only" for n in rules):
                 noise.append(JudgeOnlyFloor(side))
         if len(rows_a) < 2 and len(rows_b) < 2:
-            noise.append(NoReruns())
+            twins = sum(isinstance(w, RerunIdentical) for w in self.out.warnings)
+            noise.append(NoReruns(twins))
         drawn = any(
             r.method in (Method.SIGN_FLIP, Method.CLUSTER_SIGN_FLIP) and not r.exact
             for r in self.out.results

@@ -240,6 +240,7 @@ class RerunMean(Note):
 @dataclass(frozen=True)
 class NoReruns(Note):
     code: ClassVar[str] = "no_reruns"
+    identical: int = 0  # reruns left out as identical to an earlier run (cached copies)
 
 
 @dataclass(frozen=True)

@@ -307,10 +307,18 @@ def note_text(n: Note) -> str:
             return rule_text(n)
         case RerunMean(side=side, runs=runs):
             return f"{side}'s per-case values are the mean of its {runs} reruns"
-        case NoReruns():
+        case NoReruns(identical=0):
             return (
                 "no reruns of A or B with the same config: noise floor unknown "
                 "(run a noise rerun of A to measure it)"
+            )
+        case NoReruns(identical=twins):
+            return (
+                f"no reruns of A or B left: {plural(twins, 'rerun')} identical to an earlier run "
+                f"{'was' if twins == 1 else 'were'} left out as cached copies, so the noise "
+                "floor is unknown (if they were "
+                "fresh judge calls, as a noise check makes, the judge answers alike every time "
+                "and adds no noise)"
             )
         case JudgeOnlyFloor(side=side):
             return (
