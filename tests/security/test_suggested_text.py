@@ -20,7 +20,7 @@ HOSTILE = "x\x1b]0;PWNED\x07\x1b[41mRED\x9b32m\u202eRTL"
 def test_a_stale_line_naming_a_run_shows_its_escapes_literally() -> None:
     plain = stale_text([f"a new config ({HOSTILE})", f"candidate {HOSTILE}"]).plain
     assert not any(ch in plain for ch in "\x1b\x07\x9b\u202e"), repr(plain)
-    assert "changed on disk" in plain
+    assert plain.endswith("appeared on disk: u updates the figures") and " changed and " in plain
 
 
 def test_a_command_to_paste_quotes_the_file_name(tmp_path: Path) -> None:

@@ -247,7 +247,7 @@ async def test_v_notices_a_new_config_and_u_adds_it(runs, make_app) -> None:
         app.refresh_folder()  # what the live watch calls (off in tests)
         await wait_ready(app, pilot)
         text = screen_text(app)
-        assert "a new config (hybrid) changed on disk: u updates the figures" in text
+        assert "a new config (hybrid) appeared on disk: u updates the figures" in text
         assert "u update" in text  # the key is in the footer now
         await pilot.press("u")
         await wait_ready(app, pilot)

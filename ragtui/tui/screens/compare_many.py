@@ -44,7 +44,13 @@ from ragtui.tui.sharing import copy_markdown, export
 from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.literal import join, lit
 from ragtui.tui.widgets.metric_table import STYLES
-from ragtui.tui.widgets.stale_line import REFRESH_KEY, FollowsTheFolder, StaleLine, changed_sides
+from ragtui.tui.widgets.stale_line import (
+    NEW,
+    REFRESH_KEY,
+    FollowsTheFolder,
+    StaleLine,
+    changed_sides,
+)
 
 COLUMNS = ("candidate", "metric", "N", "A", "B", "Δ pts", "95% CI", "p adj", "verdict")
 # the orders `s` cycles through: (name, sort key over a cell and its candidate's position)
@@ -292,7 +298,7 @@ class CompareManyScreen(FollowsTheFolder, Screen[None]):
                     self.base,
                     candidates,
                 )
-                hit += [f"a new config ({name})" for name in added]
+                hit += [f"{NEW} ({name})" for name in added]
                 hit += [f"candidate {c}" for c in gone]
         except Exception as err:
             self.post_message(self.Failed("update check", str(err)))

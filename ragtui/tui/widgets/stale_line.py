@@ -45,11 +45,20 @@ def changed_sides(
     return out
 
 
+NEW = "a new config"  # a side label that starts so names a config that appeared
+
+
 def stale_text(sides: list[str]) -> Text:
     # a side's label may name a run or a config from the folder: through the neutraliser
-    who = " and ".join(one_line(s) for s in sides) if sides else "the runs"
+    changed = [one_line(s) for s in sides if not s.startswith(NEW)]
+    appeared = [one_line(s) for s in sides if s.startswith(NEW)]
+    said = []
+    if changed or not appeared:
+        said.append(f"{' and '.join(changed) or 'the runs'} changed")
+    if appeared:
+        said.append(f"{' and '.join(appeared)} appeared")
     return Text.assemble(
-        (f"{who} changed on disk", "bold yellow"),
+        (f"{' and '.join(said)} on disk", "bold yellow"),
         (": ", "yellow"),
         (REFRESH_KEY, "bold"),
         (" updates the figures", "yellow"),
