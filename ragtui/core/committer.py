@@ -10,6 +10,7 @@ by piece under a pending mark, invisible until its last piece.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -278,7 +279,10 @@ class Committer:
         row = self.cur.execute(
             "SELECT read_ns FROM files WHERE path = ?", [key(head.path)]
         ).fetchone()
-        return row is not None and row[0] is not None and row[0] > head.read_ns
+        if row is None or row[0] is None:
+            return False
+        # (a reading stamped in the future is a clock that went back: not "newer", re-read)
+        return head.read_ns < row[0] <= time.time_ns()
 
     def _alone(self, head: Head, stream: Iterator[Piece]) -> None:
         """One big file in its own transaction (or, over CHUNKED_BYTES, in pieces)."""
