@@ -287,12 +287,12 @@ class Committer:
     def _alone(self, head: Head, stream: Iterator[Piece]) -> None:
         """One big file in its own transaction (or, over CHUNKED_BYTES, in pieces)."""
         cur = self.cur
-        if self._newer_landed(head):
-            for _ in stream:  # (read out, as a failed file's stream is)
-                pass
-            return
 
         def work() -> None:
+            if self._newer_landed(head):  # (checked under the write lock, as a group is)
+                for _ in stream:  # read out, as a failed file's stream is
+                    pass
+                return
             old = cur.execute(
                 "SELECT run_id FROM files WHERE path = ?", [key(head.path)]
             ).fetchone()

@@ -227,6 +227,7 @@ class Store:
             return False
         if old.in_progress:  # read it again once its writer has finished (or died)
             return state != old.state or not indexer.still_written(path)
+        read_ns = time.time_ns()  # when this reading began (a later commit compares with it)
         try:
             same = indexer.sha256_of(path) == old.sha256
         except (RagtuiError, OSError):
@@ -241,7 +242,7 @@ class Store:
                     "read_ns = ? WHERE path = ?",
                     [
                         *(state.size, state.mtime_ns, state.ctime_ns, state.inode),
-                        time.time_ns(),
+                        read_ns,
                         decoding.key(path),
                     ],
                 )

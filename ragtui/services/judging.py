@@ -169,10 +169,16 @@ async def noise_check(
     asked = [b.run_id for b in batches]
     have = await asyncio.to_thread(store.metrics, asked)
     names = [m for m in metrics if m in set(have)] if metrics else have
-    # the floor over every run of the reruns' config (the parent too, when the same judge
-    # graded it), as a comparison averages them: over the K asked alone, `--times 2` after
-    # `--times 3` printed one floor and, under it, the verdict's other
-    group = await asyncio.to_thread(store.reruns, asked[0])
+    # the floor over every judge-only replicate of the parent's answers: the reruns asked now,
+    # those an earlier check made (`--times 2` after `--times 3` printed a floor over 2 above a
+    # verdict over 3), and the parent when its judge is the one rerun; not a run of the config
+    # that made new answers (its noise is generation noise too)
+    family = await asyncio.to_thread(store.reruns, asked[0])
+
+    def replicates() -> list[str]:
+        return [r for r in family if r in (parent_id, *asked) or store.run(r).parent == parent_id]
+
+    group = await asyncio.to_thread(replicates)
     noise = await asyncio.to_thread(rerun_noise, store, group, names)
     comparison, note = None, await asyncio.to_thread(_other_judge, store, parent_id, group[0])
     if against:

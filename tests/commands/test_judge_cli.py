@@ -530,3 +530,28 @@ def test_a_judge_that_answers_alike_every_time_is_said(tmp_path: Path, server: F
     # the comparison below leaves the twin out; it says why, not "run a noise rerun of A"
     assert "run a noise rerun of A to measure it" not in result.stdout
     assert "1 rerun identical to an earlier run was left out as cached copies" in result.stdout
+
+
+def test_the_noise_floor_leaves_out_a_run_of_the_config_with_new_answers(
+    tmp_path: Path, server: FakeJudge
+) -> None:
+    """The floor is judge-only: the parent's answers graded again. A run of the reruns'
+    config that made new answers (a regeneration) carries generation noise too: left out."""
+    runs = make_runs(tmp_path / "runs", n=10)
+    args = (str(runs), *adhoc(server, "--concurrency", "1"), "-m", "faithfulness", "--json")
+    first = json.loads(invoke("noise", "base", *args, "-k", "2").stdout)
+    key = json.loads(invoke("runs", str(runs), "--json").stdout)["runs"]
+    config_key = next(r["config_key"] for r in key if r["id"] == first["reruns"][0])
+    regen = Run(
+        id="regen", name="base", created_at="2026-11-21T10:00:00Z", config_key=config_key,
+        judge=JudgeInfo("judge-1", "ollama"), kind="rerun",
+    )  # fmt: skip
+    cases = [
+        Case(case_id=f"c{i:02d}", question=f"Q{i}?", answer=f"NEW ANSWER {i}",
+             scores={"faithfulness": Score(value=0.0, label="NO")})
+        for i in range(10)
+    ]  # fmt: skip
+    write_run_file(runs / "regen.ragtui.jsonl", regen, cases)
+    again = json.loads(invoke("noise", "base", *args, "-k", "2").stdout)
+    [noise] = again["noise"]
+    assert "regen" not in again["reruns"] and len(noise["means"]) == 2
