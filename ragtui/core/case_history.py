@@ -223,7 +223,8 @@ def case_classes(
                 stated,
             )
     in_baseline = set(baseline)
-    own_runs = [r for r in history if r in set(store.reruns(run_id))]
+    own = set(store.reruns(run_id))  # (once: the set was queried again for every run)
+    own_runs = [r for r in history if r in own]
 
     def threshold(metric: str, stated: float | None) -> tuple[float, str]:
         if metric in thresholds:

@@ -37,10 +37,7 @@ def find_column(columns: list[str], names: tuple[str, ...]) -> str | None:
 
 def describes_case(column: str) -> bool:
     """A column whose name says it describes the case (latency, tokens, ids, ...), not a score."""
-    words = [w for w in re.split(r"[^a-z0-9]+", column.lower()) if w]
-    if any(_GRADES.fullmatch(w) for w in words):
-        return False
-    return any(_DESCRIBES.fullmatch(w) for w in words)
+    return not names_a_grade(column) and any(_DESCRIBES.fullmatch(w) for w in _words(column))
 
 
 def kept_as_metadata_notice(path: Path, column: str) -> str:
@@ -72,7 +69,11 @@ def is_decimal_comma(cell: object) -> bool:
 
 def names_a_grade(column: str) -> bool:
     """A word of the name names a grade (faithfulness, recall, f1, score, ...)."""
-    return any(_GRADES.fullmatch(w) for w in re.split(r"[^a-z0-9]+", column.lower()) if w)
+    return any(_GRADES.fullmatch(w) for w in _words(column))
+
+
+def _words(column: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9]+", column.lower()) if w]
 
 
 def comma_numbers_notice(path: Path, column: str, cell: str) -> str:

@@ -366,21 +366,10 @@ def unique_case_ids(
     renaming is said, naming the source's row (`where[i]`) and the row that first used the id;
     with `repeated` ("question": the ids are the questions' hashes) one notice says how many
     were told apart by their order, which another run's repeats must then share."""
-    if repeated is not None and notices is not None:
-        said, notices = notices, []
-        out = unique_case_ids(cases, notices, path=path)
-        if notices:
-            n = len(notices)
-            who = "1 case repeats" if n == 1 else f"{n} cases repeat"
-            said.append(
-                f"{path}: {who} an earlier {repeated}: told apart by their order (imported as "
-                f"{notices[0].rsplit(' imported as ', 1)[-1]}{', …' if n > 1 else ''}), so they "
-                "pair with another run's repeats only when both list them in the same order"
-            )
-        return out
     taken = {c.case_id for c in cases}
     first: dict[str, int] = {}
     out = []
+    renamed: list[tuple[int, str, str]] = []  # (row, id, new id)
     for i, case in enumerate(cases):
         cid = case.case_id
         if cid not in first:
@@ -393,10 +382,20 @@ def unique_case_ids(
         new = f"{cid}-{n}"
         taken.add(new)
         out.append(replace(case, case_id=new))
-        if notices is not None:
-            at = f"{where[i]}: " if where else ""
-            before = f" (first at {where[first[cid]]})" if where else ""
-            notices.append(
-                f"{path}: {at}case id {cid!r} is used again{before}; imported as {new!r}"
-            )
+        renamed.append((i, cid, new))
+    if notices is None or not renamed:
+        return out
+    if repeated is not None:
+        n = len(renamed)
+        who = "1 case repeats" if n == 1 else f"{n} cases repeat"
+        notices.append(
+            f"{path}: {who} an earlier {repeated}: told apart by their order (imported as "
+            f"{renamed[0][2]!r}{', …' if n > 1 else ''}), so they pair with another run's "
+            "repeats only when both list them in the same order"
+        )
+        return out
+    for i, cid, new in renamed:
+        at = f"{where[i]}: " if where else ""
+        before = f" (first at {where[first[cid]]})" if where else ""
+        notices.append(f"{path}: {at}case id {cid!r} is used again{before}; imported as {new!r}")
     return out

@@ -38,6 +38,10 @@ class Table:
     # the scalar members of a JSON object that holds the records in its one list member
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def where(self, i: int) -> str:
+        """Where row i is in the source file, for messages: its line, or its JSON record."""
+        return f"row {self.lines[i]}" if self.kind != "json" else f"record {i + 1}"
+
 
 def looks_like_json(text: str) -> bool:
     return text.lstrip()[:1] in ("{", "[")

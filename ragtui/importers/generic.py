@@ -213,7 +213,7 @@ class GenericImporter:
         if table.extra:
             config.update(table.extra)
         run = build_run(path, sha256_bytes(data), self.name, options, config=config)
-        rows = [_where(table, i) for i in range(len(table.rows))]
+        rows = [table.where(i) for i in range(len(table.rows))]
         cases = unique_case_ids(cases, notices, path=path, where=rows)
         return [RunFile(run=run, cases=tuple(cases))]
 
@@ -332,7 +332,7 @@ def _refuse_decimal_commas(
     if not (names_a_grade(column) or column in options.scales):
         notices.append(comma_numbers_notice(path, column, table.rows[i][column]))
         return
-    raise fail(path, decimal_comma_error(_where(table, i), column, table.rows[i][column]))
+    raise fail(path, decimal_comma_error(table.where(i), column, table.rows[i][column]))
 
 
 def _label(cell: Any) -> tuple[float, str] | None:
@@ -369,13 +369,6 @@ def _grade(
     return ms.score(number, cell, reason=reason)
 
 
-def _where(table: Table, i: int) -> str:
-    """Where row i is in the source file, for messages: its line, or its JSON record."""
-    return (
-        f"row {table.lines[i]}" if table.kind in ("csv", "markdown", "jsonl") else f"record {i + 1}"
-    )
-
-
 def _case(
     path: Path,
     table: Table,
@@ -386,7 +379,7 @@ def _case(
     reasons: dict[str, str | None],
 ) -> Case:
     row = table.rows[i]
-    where = _where(table, i)
+    where = table.where(i)
     question: Any = ""
     if "question" in fields:
         question = row.get(fields["question"])

@@ -5,7 +5,8 @@ contexts, answer, ground_truth`. Every other numeric column is a metric, whateve
 (`factual_correctness(mode=f1)` included), except those read as the generic importer reads
 them: an explicit id column (`case_id`, `id`, ...) gives the case ids, `latency_ms` the latency,
 and a column named as describing the case (`prompt_tokens`, `cost_usd`) is case metadata, with
-a notice. A NaN or empty metric cell is a failed metric, an error, not a score. A traces JSON (`result.traces`) turns faithfulness verdicts into claims.
+a notice. A NaN or empty metric cell is a failed metric, an error, not a score. A traces JSON
+(`result.traces`) turns faithfulness verdicts into claims.
 """
 
 from __future__ import annotations
@@ -265,7 +266,7 @@ class RagasImporter:
         refused = {m: sum("scale unknown" in c.errors.get(m, "") for c in cases) for m in metrics}
         notices += scale_notices(path, metrics.values(), refused)
         if id_col:  # a repeated id of the file is said row by row; repeated questions at once
-            rows = [_where(table, i) for i in range(len(table.rows))]
+            rows = [table.where(i) for i in range(len(table.rows))]
             cases = unique_case_ids(cases, notices, path=path, where=rows)
         else:
             cases = unique_case_ids(cases, notices, path=path, repeated="question")
@@ -294,7 +295,7 @@ class RagasImporter:
         latency_col: str | None = None,
     ) -> Case:
         row = table.rows[i]
-        where = _where(table, i)
+        where = table.where(i)
         question = row.get(cols["question"]) if cols is not NO_TEXT else f"row {i + 1}"
         if not isinstance(question, str) or not question.strip():
             raise fail(
@@ -373,11 +374,6 @@ class RagasImporter:
         return _traces.load_claims(sibling, questions, strict=False)
 
 
-def _where(table: Table, i: int) -> str:
-    """Where row i is in the source file, for messages: its line, or its JSON record."""
-    return f"row {table.lines[i]}" if table.kind != "json" else f"record {i + 1}"
-
-
 def _metric_columns(
     path: Path,
     table: Table,
@@ -408,13 +404,14 @@ def _metric_columns(
                 bad = bad or (i, cell)
             else:
                 values.append(number)
-        if not values and not _scores_as_text(table, column, declared):
-            if bad is not None and is_decimal_comma(bad[1]) and _scores_as_text(table, column):
-                notices.append(comma_numbers_notice(path, column, bad[1]))  # "3,4" pages
+        written = _scores_as_text(table, column, declared) if not values else None
+        if written == "list" and bad is not None:  # "3,4" under a name naming no grade: pages
+            notices.append(comma_numbers_notice(path, column, bad[1]))
+        if not values and written != "scores":
             continue  # a text column (metadata), or a metric that failed everywhere
         if bad is not None:  # numbers beside text, or scores all written as "85%" or "0,9"
             i, cell = bad
-            raise fail(path, _not_a_score(_where(table, i), column, cell))
+            raise fail(path, _not_a_score(table.where(i), column, cell))
         metrics[column] = _scale_of(path, column, values, declared, notices)
     all_nan = [
         c
@@ -432,16 +429,17 @@ def _metric_columns(
     return metrics
 
 
-def _scores_as_text(table: Table, column: str, declared: Mapping[str, Scale] | None = None) -> bool:
-    """Every cell of the column a score written as text: a percentage, or a decimal comma under
-    a name that names a grade (with `declared`; "3,4" in source_pages may be a list)."""
+def _scores_as_text(table: Table, column: str, declared: Mapping[str, Scale]) -> str | None:
+    """A column of text that reads as numbers: "scores" (percentages, or decimal commas under
+    a name that names a grade or is declared), "list" ("3,4" elsewhere: page numbers, ids),
+    else None."""
     cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
     if not cells or not all(is_percent(c) or is_decimal_comma(c) for c in cells):
-        return False
-    if declared is None or all(is_percent(c) for c in cells):
-        return True
+        return None
+    if all(is_percent(c) for c in cells) or column in declared:
+        return "scores"
     named = names_a_grade(column) or _base(column) in KNOWN_METRICS
-    return named or column in declared
+    return "scores" if named else "list"
 
 
 def _not_a_score(where: str, column: str, cell: Any) -> str:

@@ -176,7 +176,6 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
         yield KeyBar()
 
     def on_mount(self) -> None:
-        self.query_one(StaleLine).display = False
         if not self.case_ids:  # an empty list (a filter that matched nothing): nothing to show
             self.query_one("#case-title", Static).update(
                 Text("ragtui · Case  (no case in the list)")

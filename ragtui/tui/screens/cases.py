@@ -131,7 +131,6 @@ class CaseListScreen(FollowsTheFolder, Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#filter").display = False
-        self.query_one(StaleLine).display = False
         self._title()
         self.query_one("#status", Static).update(Text("loading cases…", style="dim"))
         store = self.ragtui.store

@@ -193,7 +193,6 @@ class CompareScreen(FollowsTheFolder, Screen[None]):
         )
 
     def on_mount(self) -> None:
-        self.query_one(StaleLine).display = False
         self.query_one("#compare-body").loading = True
         self.run_comparison()
 

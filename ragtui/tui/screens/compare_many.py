@@ -264,7 +264,6 @@ class CompareManyScreen(FollowsTheFolder, Screen[None]):
         )
 
     def on_mount(self) -> None:
-        self.query_one(StaleLine).display = False
         _add_columns(self.query_one("#many-table", DataTable))
         self.query_one("#many-body").loading = True
         self.compute()

@@ -97,7 +97,6 @@ class TrendsScreen(FollowsTheFolder, Screen[None]):
         yield KeyBar()
 
     def on_mount(self) -> None:
-        self.query_one(StaleLine).display = False
         self._title()
         self._show()
 
