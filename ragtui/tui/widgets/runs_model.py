@@ -317,6 +317,8 @@ class RunsModel:
     def export_table(self, lines: Sequence[RunLine]) -> pa.Table:
         """The lines as data (means as fractions, as in --json): one row per line shown."""
         rows: list[dict[str, Any]] = []
+        costs = {f"{name} {figure}": (name, figure) for _, _, name, figure in self.cost_columns}
+        named: dict[str, str] | None = None  # the metrics' column names (from the first row)
         for line in lines:
             run = line.run
             row: dict[str, Any] = {
@@ -335,8 +337,8 @@ class RunsModel:
                 "summary_only": all(r.summary_only for r in line.runs),
                 "errors": line.errors,
             }
-            costs = {f"{name} {figure}": (name, figure) for _, _, name, figure in self.cost_columns}
-            named = metric_columns(self.metrics, [*row, *costs], (" parse failures",))
+            if named is None:
+                named = metric_columns(self.metrics, [*row, *costs], (" parse failures",))
             for m in self.metrics:
                 row[named[m]] = line.means.get(m)
                 row[f"{named[m]} parse failures"] = line.parse_failures(m)
