@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragtui.core import stats
@@ -48,6 +48,9 @@ class MultiComparison:
     seed: int
     cells: tuple[Cell, ...]  # candidate-major, metrics in order
     warnings: tuple[str, ...]  # each prefixed with its candidate
+    # the runs each side's figures were averaged from (a run id -> its reruns, itself first):
+    # a rerun deleted later is gone from the index, so an open table matches it against these
+    reruns: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def cell(self, candidate: str, metric: str) -> Cell | None:
         return next(
@@ -113,6 +116,7 @@ def compare_many(
 
     results: list[tuple[str, MetricResult]] = []
     warnings: list[str] = []
+    reruns: dict[str, tuple[str, ...]] = {}
     for cid in ids:
         c = compare_runs(
             store,
@@ -124,6 +128,7 @@ def compare_many(
             cluster_field=cluster_field,
         )
         warnings += [f"{cid}: {note_text(w)}" for w in c.warnings]
+        reruns[base_id], reruns[cid] = tuple(c.reruns_a), tuple(c.reruns_b)
         results += [(cid, m) for m in c.metrics]
     adjusted = stats.holm([m.p for _, m in results])
     cells = []
@@ -156,6 +161,7 @@ def compare_many(
         seed=seed,
         cells=tuple(cells),
         warnings=tuple(warnings),
+        reruns=reruns,
     )
 
 

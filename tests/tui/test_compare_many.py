@@ -268,6 +268,31 @@ async def test_v_notices_a_new_config_and_u_adds_it(runs, make_app) -> None:
         assert screen.candidates == CANDIDATES and len(rows(screen)) == 3 * 3
 
 
+async def test_a_deleted_rerun_of_the_base_marks_the_table_changed(runs, make_app) -> None:
+    """The base's figures average its two reruns: with one of them deleted the index no longer
+    knows it was a rerun, and the table went on showing figures made from a file that is gone."""
+    app = make_app(runs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare_many(A, [B, "alt-1"])
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareManyScreen)
+        assert "changed on disk" not in screen_text(app)
+        faith = {r[0]: r for r in rows(screen) if r[1] == "faithfulness"}
+        assert float(faith["all-supported"][5]) == pytest.approx(100 * delta("alt-1"), abs=0.051)
+        (runs / "base-r2.ragtui.jsonl").unlink()
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        assert "the base changed on disk: u updates the figures" in screen_text(app)
+        await pilot.press("u")
+        await wait_ready(app, pilot)
+        assert "changed on disk" not in screen_text(app)
+        # A is base-r1 alone now (faithfulness 1 1 1 0 1 1 0 1): alt-1's all ones gain 2/8
+        faith = {r[0]: r for r in rows(screen) if r[1] == "faithfulness"}
+        assert float(faith["all-supported"][5]) == pytest.approx(25.0, abs=0.051)
+
+
 async def test_a_list_of_candidates_stays_when_a_config_appears(runs, make_app) -> None:
     """Opened with candidates of the user's choosing (several `b` on Runs): a new config in
     the folder is not one of them."""

@@ -289,8 +289,13 @@ class CompareManyScreen(FollowsTheFolder, Screen[None]):
     def check_sides(self, changed: list[str], removed: list[str]) -> None:
         candidates = list(self.candidates)
         sides = {"the base": self.base} | {f"candidate {c}": c for c in candidates}
+        shown: dict[str, tuple[str, ...]] = {}
+        if self.result is not None:  # the reruns each side's figures were averaged from
+            made_from = self.result.reruns
+            shown = {"the base": made_from.get(self.result.base, ())}
+            shown |= {f"candidate {c}": made_from.get(c, ()) for c in candidates}
         try:
-            hit = changed_sides(self.app.store, sides, changed, removed)  # type: ignore[attr-defined]
+            hit = changed_sides(self.app.store, sides, changed, removed, shown=shown)  # type: ignore[attr-defined]
             if self.all_configs and "the base" not in hit:
                 added, gone = comparing.other_configs_changed(
                     self.app.workspace,  # type: ignore[attr-defined]
