@@ -31,6 +31,7 @@ from ragtui.format import (
     chunk_mark,
     classes_line,
     diagnosis_summary_lines,
+    pass_rule,
     plural,
     printable,
     pts,
@@ -245,13 +246,7 @@ def history_command(
     against = f"the runs of {h.base}'s config" if h.base else "every earlier run of its dataset"
     n = len(h.baseline_runs)
     click.echo(printable(f"{h.run} against {against} ({plural(n, 'run')})"))
-    given = ", ".join(f"{printable(m)} {v * 100:g}" for m, v in thresholds.items())
-    rest = "the source's threshold, else 50 points"
-    click.echo(
-        f"pass: value ≥ {given} (--pass); other metrics: {rest}"
-        if given
-        else f"pass: value ≥ {rest}"
-    )
+    click.echo(f"pass: {pass_rule(thresholds)}")  # the words `diagnose` uses
     for metric, counts in h.counts().items():
         click.echo("  " + classes_line(metric, counts))
     shown = h.of_class(klass) if klass else [c for c in h.cases if c.klass != "stable pass"]

@@ -133,12 +133,13 @@ def test_history_json_and_text(folder: str) -> None:
     text = run("history", "b", folder, "--class", "newly broken", "-m", "faithfulness")
     assert text.exit_code == 0, text.output
     assert "q1" in text.stdout and "q3" not in text.stdout and "✓ → ✗" in text.stdout
-    assert "pass: value ≥ the source's threshold, else 50 points" in text.stdout.splitlines()
+    assert "pass: the source's threshold, else ≥ 50" in text.stdout.splitlines()
     given = run("history", "b", folder, "--pass", "faithfulness=90", "-m", "faithfulness")
-    assert (
-        "pass: value ≥ faithfulness 90 (--pass); other metrics: the source's threshold, "
-        "else 50 points"
-    ) in given.stdout.splitlines()
+    # the words `diagnose` says its case classes with
+    rule = "faithfulness ≥ 90 (--pass), other metrics: the source's threshold, else ≥ 50"
+    assert f"pass: {rule}" in given.stdout.splitlines()
+    diagnosed = run("diagnose", "a", "b", folder, "--pass", "faithfulness=90")
+    assert f"pass: {rule})" in diagnosed.stdout
     bad = run("history", "b", folder, "--class", "broken-ish")
     assert bad.exit_code == 2 and "newly broken" in bad.output
 
