@@ -201,7 +201,7 @@ class Committer:
 
     def _failed(self, path: Path, error: RagtuiError) -> None:
         """A file that no longer holds a valid run: its earlier run leaves the index too."""
-        self.store._forget_file(key(path))
+        self.store._forget_files([key(path)])
         self.on_done(path, None, error)
 
     def _transaction(self, work: Callable[[], Any], *, chunked: bool = False) -> Any:
@@ -237,8 +237,7 @@ class Committer:
             ).fetchall()
         ]
         if old:
-            for table in (*tables.RUN_TABLES, "runs"):
-                cur.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [old])
+            tables.delete_runs(cur, old)
         cur.execute("DELETE FROM files WHERE list_contains(?, path)", [paths])
         taken = {
             r[0]: shown_path(os.fsdecode(r[1]))

@@ -192,10 +192,8 @@ class Store:
         for path, why in special:
             report.failed.append(RunFileError(path, why))
         # Forget vanished files first, so a run that moved to another file is not a clash.
-        for gone in set(known) - {decoding.key(path) for path, _ in found}:
-            run_id = self._forget_file(gone)
-            if run_id:
-                report.removed.append(run_id)
+        gone = set(known) - {decoding.key(path) for path, _ in found}
+        report.removed += self._forget_files(sorted(gone))
         todo: list[Path] = []
         for path, st in found:
             old = known.get(decoding.key(path))
@@ -263,16 +261,31 @@ class Store:
         self.problems = [p for p in self.problems if getattr(p, "path", None) != shown_path(path)]
         return run_id
 
-    def _forget_file(self, path_key: bytes) -> str | None:
+    def _forget_files(self, path_keys: list[bytes]) -> list[str]:
+        """Drop these files and their runs from the index, in one transaction (a folder that
+        moved forgets every file at once); returns the run ids that left."""
+        if not path_keys:
+            return []
         with self._write_lock:
             cur = self._cursor()
-            row = cur.execute("SELECT run_id FROM files WHERE path = ?", [path_key]).fetchone()
             cur.execute("BEGIN TRANSACTION")
-            if row and row[0]:
-                tables.delete_run(cur, row[0])
-            cur.execute("DELETE FROM files WHERE path = ?", [path_key])
-            cur.execute("COMMIT")
-        return row[0] if row else None
+            try:
+                run_ids = [
+                    r[0]
+                    for r in cur.execute(
+                        "SELECT run_id FROM files WHERE list_contains(?, path) "
+                        "AND run_id IS NOT NULL ORDER BY path",
+                        [path_keys],
+                    ).fetchall()
+                ]
+                if run_ids:
+                    tables.delete_runs(cur, run_ids)
+                cur.execute("DELETE FROM files WHERE list_contains(?, path)", [path_keys])
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+        return run_ids
 
     # ------------------------------------------------------------ queries
 

@@ -70,8 +70,12 @@ MIGRATIONS: list[Callable[[duckdb.DuckDBPyConnection], None]] = [_rebuild_derive
 
 
 def delete_run(cur: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    delete_runs(cur, [run_id])
+
+
+def delete_runs(cur: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
     for table in (*RUN_TABLES, "runs"):
-        cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+        cur.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [run_ids])
 
 
 # ---------------------------------------------------------------- Arrow batches

@@ -68,6 +68,13 @@ def test_incremental_reindex_touches_only_changed_files(tmp_path: Path) -> None:
         assert fourth.removed == ["run-0"]
         assert store.runs().column("run_id").to_pylist() == ["run-1", "run-2"]
         assert store.scores(["run-0"]).num_rows == 0
+        # two gone at once (one transaction): both runs leave, every row of theirs with them
+        for name in ("run-1", "run-2"):
+            (tmp_path / f"{name}.ragtui.jsonl").unlink()
+        fifth = store.refresh()
+        assert sorted(fifth.removed) == ["run-1", "run-2"]
+        assert store.runs().num_rows == 0 and store.scores(["run-1", "run-2"]).num_rows == 0
+        assert store.cases("run-1").num_rows == 0
 
 
 def test_deleting_the_index_rebuilds_the_same_content(tmp_path: Path) -> None:
