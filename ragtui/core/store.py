@@ -110,6 +110,8 @@ class Store:
     def _prepare(self) -> None:
         cur = self._cursor()
         _migrate(cur, self.notices)
+        if not self.private:
+            _claim(cur, self.index_path, self.notices)
         committer.discard_pending(cur)
 
     def close(self) -> None:
@@ -549,6 +551,44 @@ def _migrate(con: duckdb.DuckDBPyConnection, notices: list[str]) -> None:
     for step in tables.MIGRATIONS[version - 1 : SCHEMA_VERSION - 1]:
         step(con)
     con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
+
+
+MADE_HERE = "made_here"  # the meta key of the index file's own device and inode
+
+
+def _claim(con: duckdb.DuckDBPyConnection, path: Path, notices: list[str]) -> None:
+    """Trust only an index this ragtui made in this very file. A runs folder is untrusted and
+    so is an index that came with it (a copied folder, a repository that committed one): its
+    rows could name files outside the folder for the Case screen to read, plant judge replies
+    in the cache for a re-judge to take as the judge's, or show figures its run files do not
+    hold. The device and inode of the file ragtui created cannot be known in advance by whoever
+    made the folder; DuckDB writes its file in place, so they hold for as long as the file
+    does. Any other index (copied, restored, or from before this mark) is emptied and rebuilt
+    from the run files, and its cached judge replies dropped."""
+    st = os.stat(path)
+    mark = f"{st.st_dev}:{st.st_ino}"
+    row = con.execute("SELECT value FROM meta WHERE key = ?", [MADE_HERE]).fetchone()
+    if row is not None and row[0] == mark:
+        return
+    held = con.execute(
+        "SELECT (SELECT count(*) FROM files) + (SELECT count(*) FROM judge_cache)"
+    ).fetchone()
+    con.begin()
+    try:
+        if held is not None and held[0]:
+            for table in (*tables.RUN_TABLES, "runs", "files", "judge_cache"):
+                con.execute(f"DELETE FROM {table}")
+            con.execute("DELETE FROM meta WHERE key = 'pending_run'")
+            notices.append(
+                f"{shown_path(path)} was not made here by ragtui (a copied or restored folder, "
+                "an index from elsewhere, or one from before ragtui marked its own): rebuilt "
+                "from the run files, its cached judge replies dropped"
+            )
+        con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [MADE_HERE, mark])
+    except BaseException:
+        con.rollback()
+        raise
+    con.commit()
 
 
 def _writable(folder: Path, path: Path) -> bool:

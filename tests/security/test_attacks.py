@@ -9,8 +9,10 @@ import base64
 import hashlib
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -151,6 +153,45 @@ def test_a_planted_index_symlink_is_moved_aside_not_written_through(world: dict)
     assert snapshot(root, skip=folder) == before_outside
     assert not (folder / ".ragtui.duckdb").is_symlink()
     assert runs_json(world)["baseline-2026-11-02"]["n_cases"] == 48
+
+
+def test_an_index_that_came_with_the_folder_is_not_trusted(world: dict, tmp_path: Path) -> None:
+    """A folder shipped with its `.ragtui.duckdb`, edited by whoever shipped it: a run row
+    naming a run file outside the folder (the Case screen would read it, a re-judge would copy
+    its texts into a new file here), and judge replies planted in the cache (a re-judge would
+    take them as the user's judge's). Opened here, the index is rebuilt from the run files."""
+    root, folder = world["root"], world["folder"]
+    secret = root / "outside" / "secret.ragtui.jsonl"
+    run_, cases = native("candidate", 48)
+    write_run_file(secret, run_, [replace(c, question="SECRET " + c.question) for c in cases])
+    outside_before = snapshot(root / "outside")
+    with FakeJudge() as server:
+        server.default = "NO"
+        (world["xdg"] / "ragtui" / "ragtui.toml").write_text(
+            f'[judges.local]\nprovider = "ollama"\nurl = "{server.url}"\nmodel = "judge-1"\n',
+            encoding="utf-8",
+        )
+        args = ("rejudge", "candidate", "--judge", "local", "-m", "faithfulness", "--case")
+        run(world, *args, "c01", str(folder))  # the shipper's own re-judge: its reply cached
+        for made in folder.glob("candidate--*"):
+            made.unlink()  # (only the cache keeps it)
+        con = duckdb.connect(str(folder / ".ragtui.duckdb"))
+        assert con.execute("SELECT count(*) FROM judge_cache").fetchone() == (1,)
+        con.execute("UPDATE runs SET file_path = ? WHERE run_id = 'candidate'", [bytes(secret)])
+        con.close()
+        shipped = tmp_path / "downloaded"
+        shutil.copytree(folder, shipped)  # as a clone or an unpacked archive gets it
+        world["folder"] = shipped
+        out, err = run(world, "show", "candidate", "c01", "--path", str(shipped))
+        assert "was not made here by ragtui" in err and "rebuilt from the run files" in err
+        assert "question 1" in out and "SECRET" not in out
+        server.default = "YES"
+        before = len(server.chat_requests())
+        run(world, *args, "c01", str(shipped))
+        assert len(server.chat_requests()) == before + 1  # asked, not taken from the cache
+    made = read_run_file(next(shipped.glob("candidate--*")))
+    assert made.cases[0].scores["faithfulness"].value == 1.0  # the judge's YES
+    assert snapshot(root / "outside") == outside_before  # nothing written there either
 
 
 def test_import_into_never_escapes_and_same_ids_both_survive(world: dict) -> None:
