@@ -106,6 +106,13 @@ def point_pairs(specs: tuple[str, ...], option: str) -> dict[str, float]:
                 f"{spec!r}: expected METRIC=POINTS with POINTS in [0, 100] (80 = a mean of 0.8)",
                 param_hint=option,
             )
+        if 0.0 < number < 1.0:  # a fraction, as --json and the run files write them
+            raise click.BadParameter(
+                f"{spec!r}: figures are in points, from 0 to 100 ({one_line(metric.strip())}="
+                f"{number * 100:g} for a mean of {number:g}); below 1 point is refused as "
+                "what it most likely is, a fraction",
+                param_hint=option,
+            )
         out[metric.strip()] = number / 100
     return out
 

@@ -204,7 +204,14 @@ def test_gate_exit_codes(history: RunWriter) -> None:
     typo = run("gate", "base-0", "strict", folder, "--min", "faithfulnes=80")
     assert typo.exit_code == 2
     assert "'faithfulnes' is in neither run (they have: faithfulness, relevance)" in typo.output
-    assert run("gate", "base-0", "strict", folder, "--min", "faithfulness=0.8").exit_code == 0
+    # a floor typed as a fraction (as --json writes means) was a floor of 0.8 points: it held
+    # for any candidate; refused now, with the figure it most likely means
+    fraction = run("gate", "base-0", "strict", folder, "--min", "faithfulness=0.8")
+    assert fraction.exit_code == 2
+    assert "figures are in points, from 0 to 100 (faithfulness=80 for a mean of 0.8)" in (
+        fraction.output
+    )
+    assert run("history", "strict", folder, "--pass", "faithfulness=0.5").exit_code == 2
     assert run("gate", "base-0", "strict", folder, "--margin", "500").exit_code == 2
 
 
