@@ -144,5 +144,5 @@ def print_several(mc: MultiComparison, sort_metric: str | None) -> None:
             + (f"; {legend}" if legend else "")
         )
     )
-    for w in mc.warnings:
+    for w in fmt.many_notes(mc):
         click.echo("! " + one_line(w))

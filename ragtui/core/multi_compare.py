@@ -47,7 +47,7 @@ class MultiComparison:
     margin: float
     seed: int
     cells: tuple[Cell, ...]  # candidate-major, metrics in order
-    warnings: tuple[str, ...]  # each prefixed with its candidate
+    notes: tuple[tuple[str, str], ...]  # (candidate id, a note of that pair's, in words)
     # the runs each side's figures were averaged from (a run id -> its reruns, itself first):
     # a rerun deleted later is gone from the index, so an open table matches it against these
     reruns: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -79,7 +79,7 @@ class MultiComparison:
             "seed": self.seed,
             "adjustment": f"Holm over all {sum(c.p is not None for c in self.cells)} tests",
             "cells": [c.__dict__ for c in self.cells],
-            "warnings": list(self.warnings),
+            "warnings": [f"{cid}: {text}" for cid, text in self.notes],
         }
 
 
@@ -115,7 +115,7 @@ def compare_many(
     from ragtui.format import note_text, verdict_reason  # words from the one formatting module
 
     results: list[tuple[str, MetricResult]] = []
-    warnings: list[str] = []
+    notes: list[tuple[str, str]] = []
     reruns: dict[str, tuple[str, ...]] = {}
     for cid in ids:
         c = compare_runs(
@@ -127,10 +127,11 @@ def compare_many(
             seed=seed,
             cluster_field=cluster_field,
         )
-        warnings += [f"{cid}: {note_text(w)}" for w in c.warnings]
+        notes += [(cid, note_text(w)) for w in c.warnings]
         reruns[base_id], reruns[cid] = tuple(c.reruns_a), tuple(c.reruns_b)
         results += [(cid, m) for m in c.metrics]
     adjusted = stats.holm([m.p for _, m in results])
+    over = f"every test of the table ({sum(m.p is not None for _, m in results)})"
     cells = []
     for (cid, m), p_adj in zip(results, adjusted, strict=True):
         d = decide(replace(m, p_adj=_finite(p_adj)), margin)
@@ -147,7 +148,7 @@ def compare_many(
                 d.p,
                 d.p_adj,
                 str(d.verdict),
-                verdict_reason(d, margin),
+                verdict_reason(d, margin, over),
                 str(d.method),
             )
         )
@@ -160,7 +161,7 @@ def compare_many(
         margin=margin,
         seed=seed,
         cells=tuple(cells),
-        warnings=tuple(warnings),
+        notes=tuple(notes),
         reruns=reruns,
     )
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from ragtui.core.budget import NoiseBudget
     from ragtui.core.compare import JudgeVerdict
     from ragtui.core.gate import GateCheck, GateResult
+    from ragtui.core.multi_compare import MultiComparison
     from ragtui.core.ppi import PPIEstimate
 
 # ---------------------------------------------------------------- verdicts and methods
@@ -135,8 +136,9 @@ def scale_text(scales: tuple[ScaleInfo, ...]) -> str:
     return " and ".join(parts)
 
 
-def verdict_reason(m: MetricResult, margin: float) -> str:
-    """Why the verdict is what it is, with the cases needed where more would help."""
+def verdict_reason(m: MetricResult, margin: float, holm_over: str = "the metrics") -> str:
+    """Why the verdict is what it is, with the cases needed where more would help.
+    `holm_over` says which tests the adjusted p was adjusted over."""
     band = f"±{margin_pts(margin)} points"
     beyond = m.spread and m.delta is not None and abs(m.delta) >= margin
     need = _need(m.n_detect, m.n_no_change, band, beyond)
@@ -189,10 +191,13 @@ def verdict_reason(m: MetricResult, margin: float) -> str:
         return out
     if v is Verdict.NO_CHANGE:
         return f"TOST: 90% CI {interval(m.ci90_low, m.ci90_high)} inside {band}"
-    out = f"CI crosses {band}; {need}"
-    if m.holm_lost:
-        out += f" (p {p_value(m.p)} alone, not after Holm over the metrics)"
-    return out
+    if m.holm_lost:  # the CI shown is the test's own: it may well exclude 0, and the margin
+        return (
+            f"p {p_value(m.p)} alone (its 95% CI excludes 0), but adjusted p "
+            f"{p_value(m.p_adj)} after Holm over {holm_over}: not significant among this "
+            f"many tests; {need}"
+        )
+    return f"CI crosses {band}; {need}"
 
 
 def few_moved_text(few: FewMoved) -> str:
@@ -358,6 +363,23 @@ HOLM_ACROSS_TABLE = (
     "p adj is Holm over every test of the table (a pair's own comparison adjusts over its "
     "metrics only, so a verdict near the line can differ there)"
 )
+
+
+def many_notes(m: MultiComparison) -> list[str]:
+    """A several-candidates table's notes, each once, with the candidates it is about ("every
+    candidate" when all): a note about the base's own reruns would otherwise repeat for each."""
+    names = dict(zip(m.candidates, m.names, strict=True))
+    by_text: dict[str, list[str]] = {}
+    for candidate, text in m.notes:
+        by_text.setdefault(text, []).append(candidate)
+    out = []
+    for text, who in by_text.items():
+        who = list(dict.fromkeys(who))
+        if len(who) == len(m.candidates) > 1:
+            out.append(f"every candidate: {text}")
+        else:
+            out.append(f"{', '.join(names[c] for c in who)}: {text}")
+    return out
 
 
 def budget_text(b: NoiseBudget) -> str:

@@ -399,6 +399,12 @@ def test_all_configs_compares_the_base_with_the_first_run_of_every_other_config(
     assert [c["id"] for c in data["candidates"]] == expected
     refused = run("compare", "baseline", "bm25", "--all-configs", str(folder))
     assert refused.exit_code == 2 and "give the base run only" in refused.stderr
+    # a note about the base's own reruns is said once for the table, not once per candidate
+    about_a = [w for w in data["warnings"] if "baseline-2026-11-03 of A is identical" in w]
+    assert len(about_a) == len(expected)  # the JSON keeps every pair's notes
+    text = run("compare", "baseline", "--all-configs", str(folder)).stdout.splitlines()
+    said = [line for line in text if "baseline-2026-11-03 of A is identical" in line]
+    assert len(said) == 1 and said[0].startswith("! every candidate: rerun baseline-2026-11-03")
 
 
 def test_a_floor_reads_the_same_mean_whether_or_not_m_gates_its_metric(tmp_path: Path) -> None:

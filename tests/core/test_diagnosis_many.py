@@ -62,6 +62,14 @@ def test_holm_over_every_cell_and_verdicts_redecided(store: Store) -> None:
     assert worse.p_adj == pytest.approx(6 * 2 * sps.norm.sf(math.sqrt(6)))  # 0.086: not < .05
     assert worse.delta == pytest.approx(-6 * 0.5 / N)
     assert worse.verdict == "inconclusive"
+    # its CI excludes 0 (and lies past -5 points): the reason says why it is still undecided,
+    # never "CI crosses ±5 points", and over which tests Holm adjusted
+    assert worse.ci_high < 0
+    assert worse.reason.startswith(
+        "p .014 alone (its 95% CI excludes 0), but "  # 2·Φ(-√6) = .0143; ×6 = .086
+        "adjusted p .086 after Holm over every test of the table (6)"
+    )
+    assert "crosses" not in worse.reason
     # The same pair alone (Holm over its 2 metrics: 0.029) is a regression.
     pair = compare_runs(store, "base", "worse")
     assert pair.metric("faithfulness").verdict == "regressed"

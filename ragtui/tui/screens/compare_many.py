@@ -32,6 +32,7 @@ from ragtui.format import (
     GLOSSARY,
     HOLM_ACROSS_TABLE,
     interval,
+    many_notes,
     p_value,
     printable,
     pts,
@@ -91,28 +92,6 @@ def cells_table(m: MultiComparison) -> pa.Table:
     )
 
 
-def grouped_warnings(m: MultiComparison) -> list[str]:
-    """Each warning once, with the candidates it is about ("every candidate" when all): a note
-    about the base's own reruns would otherwise repeat for every candidate."""
-    names = dict(zip(m.candidates, m.names, strict=True))
-    by_text: dict[str, list[str]] = {}
-    for w in m.warnings:
-        candidate, sep, text = w.partition(": ")
-        if not sep or candidate not in names:
-            candidate, text = "", w
-        by_text.setdefault(text, []).append(candidate)
-    out = []
-    for text, who in by_text.items():
-        who = list(dict.fromkeys(c for c in who if c))
-        if not who:
-            out.append(text)
-        elif len(who) == len(m.candidates) > 1:
-            out.append(f"every candidate: {text}")
-        else:
-            out.append(f"{', '.join(names[c] for c in who)}: {text}")
-    return out
-
-
 def markdown_table(m: MultiComparison, cells: list[Cell]) -> str:
     from ragtui.services.report import md
 
@@ -133,8 +112,8 @@ def markdown_table(m: MultiComparison, cells: list[Cell]) -> str:
             f"{pts(c.mean_a)} | {pts(c.mean_b)} | {signed_pts(c.delta)} | "
             f"{interval(c.ci_low, c.ci_high)} | {p_value(c.p_adj)} | **{md(c.verdict)}** |"
         )
-    if m.warnings:
-        out += ["", *(f"- {md(w)}" for w in grouped_warnings(m))]
+    if m.notes:
+        out += ["", *(f"- {md(w)}" for w in many_notes(m))]
     return "\n".join(out) + "\n"
 
 
@@ -374,7 +353,7 @@ class CompareManyScreen(FollowsTheFolder, Screen[None]):
                 + (f" · {legend}" if legend else ""),
                 "dim",
             ),
-            *(lit(f"! {w}", "yellow") for w in grouped_warnings(m)),
+            *(lit(f"! {w}", "yellow") for w in many_notes(m)),
         ]
         self.query_one("#many-notes", Static).update(Text("\n").join(notes))
         caption = join(
