@@ -47,6 +47,7 @@ from ragtui.core.verdict import (
     LowAgreement,
     Method,
     NoReruns,
+    NoRerunsLeft,
     Note,
     NotScored,
     RerunErrors,
@@ -230,7 +231,7 @@ class Builder:
             self._metric(mi, m, pro["A", m], pro["B", m], rows_a, rows_b, clusters, tests)
         out.warnings += [RerunIdentical(*key, tuple(ms)) for key, ms in self.dupes.items()]
         self._cluster_note(clusters)
-        self._noise_notes(rows_a, rows_b)
+        self._noise_notes(names, rows_a, rows_b)
         self._agreement(names)
         self._ppi(names)
         self._count_notes()
@@ -381,8 +382,15 @@ class Builder:
             )
         )
 
-    def _noise_notes(self, rows_a: list[int], rows_b: list[int]) -> None:
+    def _noise_notes(self, names: list[str], rows_a: list[int], rows_b: list[int]) -> None:
         noise = self.out.noise
+        if len(rows_a) > 1 or len(rows_b) > 1:  # reruns, but perhaps none left for a metric
+            measured = {n.metric for n in noise if isinstance(n, RerunRule)}
+            twins = [w for w in self.out.warnings if isinstance(w, RerunIdentical)]
+            for m in names:
+                if m not in measured:
+                    left_out = sum(not w.metrics or m in w.metrics for w in twins)
+                    noise.append(NoRerunsLeft(m, left_out))
         for side, rows in (("A", rows_a), ("B", rows_b)):
             if len(rows) > 1:
                 noise.append(RerunMean(side, len(rows)))

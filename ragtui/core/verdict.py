@@ -244,6 +244,16 @@ class NoReruns(Note):
 
 
 @dataclass(frozen=True)
+class NoRerunsLeft(Note):
+    """A or B has reruns, but none measured this metric's noise: those identical to an earlier
+    run on it were left out (`identical`), or no case was scored in every rerun."""
+
+    code: ClassVar[str] = "no_reruns_left"
+    metric: str
+    identical: int
+
+
+@dataclass(frozen=True)
 class JudgeOnlyFloor(Note):
     """The floor comes from re-judging the same answers: generation noise is left out."""
 

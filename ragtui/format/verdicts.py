@@ -17,6 +17,7 @@ from ragtui.core.verdict import (
     LowAgreement,
     Method,
     NoReruns,
+    NoRerunsLeft,
     Note,
     NotScored,
     RerunDrift,
@@ -325,6 +326,14 @@ def note_text(n: Note) -> str:
                 "fresh judge calls, as a noise check makes, the judge answers alike every time "
                 "and adds no noise)"
             )
+        case NoRerunsLeft(metric=metric, identical=0):
+            return f"{metric}: noise floor unknown: no case was scored in every rerun of A or B"
+        case NoRerunsLeft(metric=metric, identical=twins):
+            return (
+                f"{metric}: noise floor unknown: no rerun of A or B is left on it "
+                f"({plural(twins, 'rerun')} identical to an earlier run there, left out as "
+                "cached copies)"
+            )
         case JudgeOnlyFloor(side=side):
             return (
                 f"the noise floor of {side} comes from judge-only reruns (same answers): it "
@@ -403,7 +412,7 @@ def budget_text(b: NoiseBudget) -> str:
         levers.append(f"regenerate ×{b.regen_times}")
     notes = []
     if b.rerun_part is None:
-        notes.append("rerun noise unknown (no reruns)")
+        notes.append("rerun noise unknown (no reruns measured it)")
     elif b.var_judge is None:
         notes.append("judge share unknown (no judge-only reruns)")
     elif b.var_gen is None:

@@ -341,6 +341,30 @@ async def test_the_verdict_line_names_its_test_once(sample_copy, make_app) -> No
         assert "· n 48 ·" in lines[0]
 
 
+async def test_a_metric_whose_reruns_were_all_left_out_says_so(sample_copy, make_app) -> None:
+    """The demo's baseline has 4 reruns, identical on context_recall (left out as cached
+    copies): highlighting it said "no reruns of A or B with the same config" under a header
+    reading "A baseline (4 reruns)"."""
+    app = make_app(sample_copy)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare("baseline-2026-11-02", "bm25-2026-11-21")
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        order = screen.query_one(MetricTable).metric_names
+        while screen.case_filter.metric != "context_recall":
+            await pilot.press("m")
+            await wait_ready(app, pilot)
+            assert len(order) > 1
+        text = " ".join(screen_text(app).split())
+        assert "no reruns of A or B with the same config" not in text
+        assert (
+            "context_recall: noise floor unknown: no rerun of A or B is left on it (3 reruns "
+            "identical to an earlier run there, left out as cached copies)"
+        ) in text
+
+
 async def test_the_case_list_widens_its_questions_when_the_terminal_grows(folder, make_app) -> None:
     """From 100 to 200 columns the question column stayed as cut for 100 (about 15 cells
     wide, 90 blank beside it) until another key refilled the list."""

@@ -17,7 +17,15 @@ from textual.widgets.data_table import ColumnKey
 from ragtui import format as fmt
 from ragtui.core.compare import Agreement, Comparison, MetricResult
 from ragtui.core.diagnosis import Diagnosis
-from ragtui.core.verdict import LowAgreement, Note, RerunIdentical, RerunRule, Verdict
+from ragtui.core.verdict import (
+    LowAgreement,
+    NoReruns,
+    NoRerunsLeft,
+    Note,
+    RerunIdentical,
+    RerunRule,
+    Verdict,
+)
 from ragtui.format import interval, p_value, pts, signed_pts
 from ragtui.tui.widgets.literal import join, lit
 
@@ -239,14 +247,22 @@ def rule_lines(c: Comparison, r: MetricResult | None) -> list[Text]:
     rules = [
         n for n in c.noise if isinstance(n, RerunRule) and r is not None and n.metric == r.metric
     ]
-    if not rules:
-        return [
-            Text(
-                "no reruns of A or B with the same config: noise floor unknown (rule of thumb: "
-                f"reruns differ by < {fmt.margin_pts(c.margin)} points) · seed {c.seed}",
-                style="yellow",
-            )
-        ]
+    if not rules:  # the core's own note says why, in the CLI's words
+        why = next(
+            (
+                n
+                for n in c.noise
+                if isinstance(n, NoRerunsLeft) and r is not None and n.metric == r.metric
+            ),
+            next((n for n in c.noise if isinstance(n, NoReruns)), None),
+        )
+        said = (
+            fmt.note_text(why)
+            if why is not None
+            else "no reruns of A or B with the same config: noise floor unknown"
+        )
+        rule = f"rule of thumb: reruns differ by < {fmt.margin_pts(c.margin)} points"
+        return [lit(f"{said} ({rule}) · seed {c.seed}", "yellow")]
     out = []
     for n in rules:
         line = lit(fmt.rule_text(n))
