@@ -60,6 +60,8 @@ class Store:
         self._generation = 0
         self.read_only = read_only  # the folder cannot be written: commands that write refuse
         self.private = read_only  # the index is an in-memory copy of this process's own
+        # why no run is written here though the folder is writable (the bundled demo), or None
+        self.kept_as_is: str | None = None
         self.notices = notices
         self.problems: list[RagtuiError] = []
 
@@ -129,6 +131,8 @@ class Store:
             raise StoreError(
                 f"cannot {what}: {shown_path(self.folder)} is open read-only ({self.notices[0]})"
             )
+        if self.kept_as_is is not None:
+            raise StoreError(f"cannot {what}: {self.kept_as_is}")
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         return self._con.cursor()

@@ -112,6 +112,7 @@ async def pipeline_rerun(
     Placeholders: {config} (a JSON file with the parent's config), {out} (an empty folder the
     command writes its result files into), {run_id} (the id the new run will get).
     """
+    store.require_writable("write pipeline reruns")  # (before the command runs, not after)
     with tempfile.TemporaryDirectory(prefix="ragtui-rerun-") as tmp:
         config_path = Path(tmp) / "config.json"
         config_path.write_text(json.dumps(dict(parent.config), indent=2), encoding="utf-8")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from ragtui.core.errors import RagtuiError
+from ragtui.core.errors import InputError, RagtuiError
 from ragtui.core.model import RunFile
 from ragtui.core.paths import new_run_path
 from ragtui.core.runfile import write_run_file
@@ -20,11 +20,14 @@ from ragtui.core.store import Store
 from ragtui.importers import ImportFormatError, ImportOptions, detect, load_file
 from ragtui.importers._common import file_sha256
 from ragtui.importers.folder import recorded_run
-from ragtui.services.workspace import read_config
+from ragtui.services.workspace import demo_refusal, read_config
 
 
 def open_into(into: Path) -> Store:
     """The folder to import into, created when missing, with its index open for writing."""
+    refusal = demo_refusal(into)
+    if refusal is not None:
+        raise InputError(refusal)
     try:
         into.mkdir(parents=True, exist_ok=True)
         store = Store.open(into)

@@ -49,7 +49,25 @@ def writable_folder(path: str | Path | None) -> Path:
             "no run files in ./runs, and the bundled demo history is not written to: name "
             f"a runs folder (PATH), or try it on a copy (cp -r {folder} runs)"
         )
+    refusal = demo_refusal(folder)
+    if refusal is not None:
+        raise InputError(refusal)
     return folder
+
+
+def demo_refusal(folder: Path) -> str | None:
+    """Why no run is written into `folder` when it is the bundled demo history (named by its
+    path too, not only reached as the fallback), else None."""
+    try:
+        samples = bundled_samples()
+    except RagtuiError:
+        return None
+    if Path(folder).resolve() != samples.resolve():
+        return None
+    return (
+        f"{folder} is the bundled demo history, which is not written to: try it on a copy "
+        f"(cp -r {samples} runs)"
+    )
 
 
 def read_config(folder: Path | None) -> tuple[Config, str | None]:
@@ -135,6 +153,7 @@ def open_workspace(path: str | Path | None) -> Workspace:
     folder, notice = resolve_folder(path)
     config, config_error = read_config(folder)
     store = open_folder(folder, config)
+    store.kept_as_is = demo_refusal(folder)  # the TUI's re-judge and noise check refuse too
     notices = [n for n in (notice, config_error, *config.notices) if n]
     return Workspace(
         folder=folder,

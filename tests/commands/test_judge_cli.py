@@ -17,8 +17,10 @@ import pytest
 from click.testing import CliRunner
 
 from ragtui.cli import cli
+from ragtui.core.errors import RagtuiError
 from ragtui.core.model import Case, Chunk, JudgeInfo, Run, Score
 from ragtui.core.runfile import read_run_file, write_run_file
+from ragtui.services.workspace import open_workspace
 from ragtui.trust import user_config_path
 from tests.fakejudge import FakeJudge
 
@@ -101,6 +103,22 @@ def test_the_demo_history_is_never_written_and_the_line_says_what_to_do(
     ]
     assert server.chat_requests() == []
     assert {p.name: p.stat().st_mtime_ns for p in SAMPLES.iterdir()} == before
+    # named by its path, the demo is not written either: a re-judge, a noise check, an import
+    files = sorted(p.name for p in SAMPLES.iterdir() if not p.name.startswith("."))
+    refused = f"{SAMPLES} is the bundled demo history, which is not written to: try it on a copy"
+    for args in (
+        ["rejudge", "baseline", str(SAMPLES), *adhoc(server)],
+        ["noise", "baseline", str(SAMPLES), *adhoc(server), "--times", "2"],
+        ["import", str(tmp_path / "x.jsonl"), "--into", str(SAMPLES)],
+    ):
+        (tmp_path / "x.jsonl").write_text('{"question": "q", "answer": "a"}\n')
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code in (1, 2) and refused in result.stderr, (args, result.output)
+    assert server.chat_requests() == []
+    assert sorted(p.name for p in SAMPLES.iterdir() if not p.name.startswith(".")) == files
+    # the TUI writes through the same store: opened on the demo, it refuses a batch too
+    with open_workspace(SAMPLES) as workspace, pytest.raises(RagtuiError, match=refused):
+        workspace.store.require_writable("write a judged run")
 
 
 def test_rejudge_selected_cases_and_garbage(tmp_path: Path, server: FakeJudge) -> None:
