@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ragtui.core import power
+from ragtui.core import power, stats
 from ragtui.core.intervals import ALPHA, estimate, is_binary
 from ragtui.core.verdict import FewMoved, Method, ScaleInfo, Verdict
 
@@ -176,7 +176,7 @@ def decide(r: MetricResult, margin: float) -> MetricResult:
         verdict = Verdict.TOO_FEW
     elif r.p_adj is not None and r.p_adj < ALPHA and r.delta != 0:
         verdict = Verdict.IMPROVED if r.delta > 0 else Verdict.REGRESSED
-        below = abs(r.delta) < margin
+        below = stats.shown_below(abs(r.delta), margin)
     elif inside:
         verdict = Verdict.NO_CHANGE
     else:

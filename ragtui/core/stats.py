@@ -117,7 +117,14 @@ def rule_holds(rerun_delta: float, margin: float) -> bool:
     """The classic rule "reruns differ by < 5 points", decided on the figure users see: points
     with one decimal. 5.0 points is not < 5; 4.96 shows as 5.0 and fails too. The one place
     that decides it (the comparison and the noise check both call it)."""
-    return round(rerun_delta * 100, 1) < round(margin * 100, 1)
+    return shown_below(rerun_delta, margin)
+
+
+def shown_below(size: float, margin: float) -> bool:
+    """Whether a size (a rerun spread, |Δ|) is below the margin as the user reads both: in
+    points with one decimal, so float dust (0.8 - 0.75 = 0.04999…) never puts "+5.0" below a
+    5-point margin."""
+    return round(size * 100, 1) < round(margin * 100, 1)
 
 
 # ---------------------------------------------------------------- bottom quantile

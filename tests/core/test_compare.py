@@ -782,6 +782,22 @@ def test_json_is_strict_json_without_nan(run_writer) -> None:
     assert "NaN" not in text
 
 
+def test_a_change_of_exactly_the_margin_is_not_below_it(run_writer) -> None:
+    """Every case up by 0.05 from 0.8 (0.85 - 0.8 = 0.04999… in floats): shown "+5.0" and, by
+    float dust, flagged "(< margin)"; from 0.1 the same change was not. Neither is now."""
+    ids = _ids(40)
+    for start in (0.8, 0.1):
+        a = [start + (0.01 if i % 2 else 0.0) for i in range(40)]  # some spread to test
+        b = [round(x + (0.03 if i % 4 < 2 else 0.07), 2) for i, x in enumerate(a)]
+        assert round(100 * sum(y - x for x, y in zip(a, b, strict=True)) / 40, 9) == 5.0
+        run_writer.write(f"a{start}", {"m": _values(ids, a)}, config={"base": start})
+        run_writer.write(f"b{start}", {"m": _values(ids, b)}, config={"prompt": f"v{start}"})
+    store = run_writer.store()
+    for start in (0.8, 0.1):
+        m = compare_runs(store, f"a{start}", f"b{start}").metric("m")
+        assert m.verdict is Verdict.IMPROVED and not m.below_margin, (start, m.delta)
+
+
 def test_reruns_exactly_5_points_apart_break_the_rule_in_both_places(run_writer) -> None:
     """Issue 13: the comparison and `ragtui noise` disagreed at exactly 5.0 points. Reruns
     whose means are 95.0 and 100.0: both now say the rule (< 5) does not hold."""
