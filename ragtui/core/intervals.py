@@ -311,7 +311,10 @@ class SignFlip:
 
     `mid_p`: ties count half. Few-valued scores (labels, 1-5 scales) tie often, and an exact
     test counting them in full stays far below 5% (0.5% false alarms on labels at N = 8 in
-    simulation); mid-p brings it back near, but in simulation not above, 5%.
+    simulation); mid-p brings it back near, but in simulation not above, 5%. Its known price,
+    with deltas that never tie (continuous scores): the observed pattern and its mirror count
+    half too, so at N = 6 the test rejects at exact p 4/64 and its size is 6.25% (CI coverage
+    93.75%); from N = 7 on at most ~5.1% (N = 9: 26/512). Said in the README.
     """
 
     def __init__(
