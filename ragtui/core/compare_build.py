@@ -55,6 +55,7 @@ from ragtui.core.verdict import (
     RerunMean,
     RerunRule,
     RunsDiffer,
+    SameConfig,
     ScalesDiffer,
     SeedNote,
     Unpaired,
@@ -199,6 +200,10 @@ class Builder:
         names = self._names()
         sib_a = [r for r in store.reruns(a_id) if r not in (a_id, b_id)]
         sib_b = [r for r in store.reruns(b_id) if r not in (a_id, b_id, *sib_a)]
+        self.same_config = b_id in store.reruns(a_id)
+        if self.same_config:  # the other reruns would all land on A: on neither side
+            out.noise.append(SameConfig(len(sib_a)))
+            sib_a = sib_b = []
         ids = [a_id, b_id, *sib_a, *sib_b]
         grid = ScoreGrid(store.scores(ids, names, ordered=False), ids, names)
         self.grid, self.ids = grid, ids
@@ -397,7 +402,7 @@ class Builder:
             rules = [n for n in noise if isinstance(n, RerunRule) and n.side == side]
             if rules and all(n.source == "judge-only" for n in rules):
                 noise.append(JudgeOnlyFloor(side))
-        if len(rows_a) < 2 and len(rows_b) < 2:
+        if len(rows_a) < 2 and len(rows_b) < 2 and not self.same_config:
             twins = sum(isinstance(w, RerunIdentical) for w in self.out.warnings)
             noise.append(NoReruns(twins))
         drawn = any(

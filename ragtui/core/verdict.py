@@ -121,6 +121,15 @@ class IdenticalRuns(Note):
 
 
 @dataclass(frozen=True)
+class SameConfig(Note):
+    """A and B are reruns of one config: each side is its own run alone, so that A vs B
+    mirrors B vs A (the config's other reruns belong to neither side more than the other)."""
+
+    code: ClassVar[str] = "same_config"
+    others: int  # the config's other reruns, on neither side
+
+
+@dataclass(frozen=True)
 class IdenticalMetric(Note):
     code: ClassVar[str] = "identical_metric"
     metric: str

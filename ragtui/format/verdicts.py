@@ -26,6 +26,7 @@ from ragtui.core.verdict import (
     RerunMean,
     RerunRule,
     RunsDiffer,
+    SameConfig,
     ScaleInfo,
     ScalesDiffer,
     SeedNote,
@@ -254,6 +255,14 @@ def note_text(n: Note) -> str:
             return (
                 f"{metric}: A scored it as {scale_text(a)}, B as {scale_text(b)}: not comparable, "
                 "no verdict (declare one scale with --scale or [metrics.NAME] scale)"
+            )
+        case SameConfig(others=others):
+            rest = (
+                f"; the config's {plural(others, 'other rerun')} on neither side" if others else ""
+            )
+            return (
+                "A and B are reruns of one config: each side is its run alone, and their "
+                f"difference is rerun noise (what `ragtui noise` measures){rest}"
             )
         case IdenticalRuns():
             return "B is identical to A on every score: a cached copy, not a new run"

@@ -25,12 +25,14 @@ from ragtui.core.verdict import (
     IdenticalRuns,
     JudgesDisagree,
     Method,
+    NoReruns,
     NotScored,
     RerunDrift,
     RerunErrors,
     RerunIdentical,
     RerunRule,
     RunsDiffer,
+    SameConfig,
     ScalesDiffer,
     SeedNote,
     SelfJudged,
@@ -780,6 +782,30 @@ def test_json_is_strict_json_without_nan(run_writer) -> None:
     assert c.human == [] or c.human[0].n == 1
     assert [(d.case_id, d.metric, d.delta) for d in c.cases] == [("x", "m", -0.5)]
     assert "NaN" not in text
+
+
+def test_two_reruns_of_one_config_compare_as_mirror_images(run_writer) -> None:
+    """A, A2 and A3 are reruns of one config: `compare A2 A` averaged A3 into A2's side and
+    `compare A A2` into A's, so the two directions compared different data (+0.57 pts,
+    p .51 one way; -2.50, p .018, "regressed" the other). Each side is now its run alone."""
+    ids = _ids(40)
+    rng = np.random.default_rng(3)
+    mu = rng.uniform(0.2, 0.8, 40)
+    made = {}
+    for i, rid in enumerate(("A", "A2", "A3")):
+        made[rid] = (mu + rng.normal(0.02 * i, 0.06, 40)).clip(0, 1).round(3)
+        run_writer.write(rid, {"m": _values(ids, list(made[rid]))}, config={**BASE, "seed": i})
+    store = run_writer.store()
+    there, back = compare_runs(store, "A", "A2"), compare_runs(store, "A2", "A")
+    m1, m2 = there.metric("m"), back.metric("m")
+    assert m1.delta == pytest.approx(float((made["A2"] - made["A"]).mean()))  # no A3 in it
+    assert m2.delta == pytest.approx(-m1.delta) and m2.p == pytest.approx(m1.p)
+    assert (m2.ci_low, m2.ci_high) == pytest.approx((-m1.ci_high, -m1.ci_low))
+    assert there.reruns_a == ["A"] and there.reruns_b == ["A2"]
+    (same,) = _notes(there, SameConfig)
+    assert same.others == 1
+    assert "A and B are reruns of one config" in note_text(same)
+    assert not _notes(there, NoReruns)
 
 
 def test_a_change_of_exactly_the_margin_is_not_below_it(run_writer) -> None:

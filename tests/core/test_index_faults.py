@@ -181,9 +181,17 @@ def _damaged_copies(tmp_path: Path) -> tuple[Path, bytes, dict[str, bytes]]:
 
 
 def _open_damaged(folder: Path, damaged: bytes, files: dict[str, bytes]) -> list[str]:
-    for extra in folder.glob(INDEX_NAME + "*"):
+    for extra in folder.glob(INDEX_NAME + "?*"):  # its WAL, earlier damaged copies
         extra.unlink()
-    (folder / INDEX_NAME).write_bytes(damaged)
+    index = folder / INDEX_NAME
+    if not index.exists():  # moved aside by the last round: ragtui's own again
+        with Store.open(folder):
+            pass
+    # damaged in place, as a disk or a crash damages it: the same file (a file put there
+    # instead is not ragtui's own, and is rebuilt before it is read)
+    with index.open("r+b") as handle:
+        handle.write(damaged)
+        handle.truncate()
     with Store.open(folder) as store:
         _check_everything(store)
         notices = list(store.notices)
