@@ -137,6 +137,19 @@ async def test_export_the_candidates_table_to_parquet(runs, make_app, tmp_path) 
         faith = {r["candidate"]: r["delta"] for r in table if r["metric"] == "faithfulness"}
         assert faith == pytest.approx({c: delta(c) for c in CANDIDATES})
         assert {r["name"] for r in table} == set(NAMES.values())
+        # one metric, best first on screen: the export holds those rows, in that order
+        await pilot.press("s", "s", "m")
+        await pilot.pause()
+        shown = [(r[0], r[1]) for r in rows(app.screen)]
+        assert len(shown) == 3 and {m for _, m in shown} == {"answer_relevance"}
+        await pilot.press("e")
+        await pilot.pause()
+        target = tmp_path / "one-metric.parquet"
+        app.screen.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        got = [(r["name"], r["metric"]) for r in pq.read_table(target).to_pylist()]
+        assert got == shown
 
 
 async def test_v_on_the_sample_history_leaves_out_summary_only_runs(sample_copy, make_app) -> None:

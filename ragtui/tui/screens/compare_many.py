@@ -81,13 +81,14 @@ def sorted_cells(m: MultiComparison, order: str, metric: str | None) -> list[Cel
     return sorted(cells, key=given)
 
 
-def cells_table(m: MultiComparison) -> pa.Table:
-    """Every cell as exported: fractions (as --json), the candidate's name beside its id."""
+def cells_table(m: MultiComparison, cells: list[Cell]) -> pa.Table:
+    """The cells as exported, those on screen in its order (as `y` copies them): fractions
+    (as --json), the candidate's name beside its id."""
     names = dict(zip(m.candidates, m.names, strict=True))
     return pa.Table.from_pylist(
         [
             {"base": m.base, "candidate": c.candidate, "name": names[c.candidate]} | c.__dict__
-            for c in m.cells
+            for c in cells
         ]
     )
 
@@ -403,7 +404,8 @@ class CompareManyScreen(FollowsTheFolder, Screen[None]):
     def action_export(self) -> None:
         m = self.result
         if m is not None:
-            export(self, "the candidates table", "ragtui-candidates", lambda: cells_table(m))
+            rows = list(self.rows)
+            export(self, "the candidates table", "ragtui-candidates", lambda: cells_table(m, rows))
 
     def action_refresh_runs(self) -> None:
         self.stale = ()
