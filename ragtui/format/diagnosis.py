@@ -292,9 +292,10 @@ def class_filter_caption(klass: str | None, count: int | None = None) -> str:
     return klass if count is None else f"{klass} ({count})"
 
 
-def diagnosis_summary_lines(d: Any, worst: int = 10) -> list[str]:
+def diagnosis_summary_lines(d: Any, worst: int = 10, *, warnings: bool = True) -> list[str]:
     """A diagnosis as `ragtui diagnose` prints it and the Markdown report lists it (untrusted
-    text already made printable)."""
+    text already made printable). `warnings=False`: without the comparison's warnings (the
+    report lists them once, in its own section)."""
     out: list[str] = []
     echo = out.append
     reruns = f", {len(d.a_runs)} reruns" if len(d.a_runs) > 1 else ""
@@ -359,6 +360,6 @@ def diagnosis_summary_lines(d: Any, worst: int = 10) -> list[str]:
                 + f"  {short_pts(w.a)} → {short_pts(w.b)} ({signed_pts(w.delta)})  "
                 + cause_text(w.cause, w.stage, w.basis, w.missing)
             )
-    for w in d.warnings:
+    for w in d.warnings if warnings else ():
         echo("! " + printable(w))
     return out

@@ -72,7 +72,11 @@ def render_report(c: Comparison, store: Store, diagnosis: Any | None = None) -> 
         out += ["", "## The verdict under each judge", ""]
         out += [f"- {md(fmt.judge_verdict_text(j))}" for j in c.judges]
     if diagnosis is not None:
-        lines = [x for x in fmt.diagnosis_summary_lines(diagnosis, WORST_CASES) if x.strip()]
+        lines = [
+            x
+            for x in fmt.diagnosis_summary_lines(diagnosis, WORST_CASES, warnings=False)
+            if x.strip()
+        ]
         out += ["", "## Diagnosis", "", *(f"- {md(line)}" for line in lines)]
     out += ["", "## Warnings", ""]
     out += [f"- ⚠ {md(fmt.note_text(w))}" for w in c.warnings] or ["- none"]

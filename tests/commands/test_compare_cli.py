@@ -369,6 +369,9 @@ def test_report_names_the_stage_of_a_retrieval_regression(tmp_path: Path) -> Non
     assert "context\\_recall -" in section
     assert f"{len(fell)} cases fell — {len(fell)} retrieval" in section
     assert f"{len(fell)} retrieval miss" in section
+    # each warning once, in its own section (the diagnosis block repeated them all)
+    twin = "rerun baseline-2026-11-03 of A is identical to baseline-2026-11-02"
+    assert twin not in section and result.stdout.count(twin) == 1
 
 
 def test_all_configs_compares_the_base_with_the_first_run_of_every_other_config(
