@@ -38,8 +38,9 @@ GLOSSARY: dict[str, str] = {
     "regressed": "B is worse than A: Holm-adjusted p < .05",
     "no meaningful change": "the 90% CI of Δ lies inside ±margin (TOST): any change is "
     "smaller than the margin",
-    "inconclusive": "the CI crosses the margin: more cases are needed to tell (their number "
-    "is given)",
+    "inconclusive": "the CI crosses the margin, or a change clear on its own is not "
+    "significant after Holm over the tests: more cases are needed to tell (their number is "
+    "given)",
     "too few cases": "no test at this N can decide, the deltas carry no spread, or only 1-5 "
     "cases (clusters) moved and their exact bounds cross the margin",
     "(< margin)": "significant, but smaller than the practical margin",
@@ -126,7 +127,8 @@ RUNS_COLUMNS: dict[str, str] = {
     "N": "cases in the run",
     "metric": "mean in points (0-100) over the scored cases; the sparkline is this config's "
     "means so far; !n: n unreadable judge replies (a label metric scores them 0, as the "
-    "tools do; other metrics record them as errors)",
+    "tools do; other metrics record them as errors); ✗n, where the err column does not fit: "
+    "n grades failed, left out of the mean",
     "err": "grades that failed, all metrics: left out of the means, never counted as 0",
     "ms": "mean latency per case in milliseconds",
     "tokens": "mean tokens per case (prompt + completion)",

@@ -80,6 +80,9 @@ class RunLine:
     def errors(self) -> int:
         return sum(sum(r.errors.values()) for r in self.runs)
 
+    def metric_errors(self, metric: str) -> int:
+        return sum(r.errors.get(metric, 0) for r in self.runs)
+
     def matches(self, needle: str) -> bool:
         if not needle:
             return True
@@ -214,7 +217,7 @@ class RunsModel:
                     out.append(1)  # one letter
                 elif key.startswith("m:"):
                     m = key[2:]
-                    body = max((len(_number(line, m)) for line in self.lines), default=0)
+                    body = max((len(_number(line, m, layout)) for line in self.lines), default=0)
                     out.append(max(head, body + (spark + 1 if spark else 0)))
                 else:
                     texts = (self.plain(line, key, layout) for line in self.lines)
@@ -281,7 +284,10 @@ class RunsModel:
             m = key[2:]
             failures = line.parse_failures(m)
             spark = _spark(layout)
-            return mean_cell(line.means.get(m), line.history[m], ranges.get(m), spark, failures)
+            errors = _inline_errors(line, m, layout)
+            return mean_cell(
+                line.means.get(m), line.history[m], ranges.get(m), spark, failures, errors
+            )
         if key == "mark":
             return NO_MARK
         text = self.plain(line, key, layout)
@@ -377,12 +383,19 @@ def _spark(layout: str) -> int:
     return SPARK_MAX if layout == "wide" else 0 if layout == "compact" else 5
 
 
-def _number(line: RunLine, metric: str) -> str:
-    """A mean cell's number and parse-failure mark, without the sparkline."""
+def _inline_errors(line: RunLine, metric: str, layout: str) -> int:
+    """Failed grades shown in the mean's cell: where the err column does not fit (compact),
+    so that no width hides them (the CLI's "(n err)")."""
+    return line.metric_errors(metric) if layout == "compact" else 0
+
+
+def _number(line: RunLine, metric: str, layout: str) -> str:
+    """A mean cell's number and its marks (parse failures, failed grades), no sparkline."""
     mean = line.means.get(metric)
     text = "—" if mean is None else f"{100 * mean:.1f}"
     failures = line.parse_failures(metric)
-    return f"{text} !{failures}" if failures else text
+    errors = _inline_errors(line, metric, layout)
+    return text + (f" !{failures}" if failures else "") + (f" ✗{errors}" if errors else "")
 
 
 def mean_cell(
@@ -391,6 +404,7 @@ def mean_cell(
     scale: tuple[float, float] | None,
     spark: int,
     parse_failures: int = 0,
+    errors: int = 0,
 ) -> Text:
     """[sparkline] mean [!parse failures]: the sparkline sits left of the number, so the
     numbers of a column line up on the right."""
@@ -406,6 +420,10 @@ def mean_cell(
     if parse_failures:
         tail = f" !{parse_failures}"
         spans.append(Span(len(text), len(text) + len(tail), "bold yellow"))
+        text += tail
+    if errors:
+        tail = f" ✗{errors}"
+        spans.append(Span(len(text), len(text) + len(tail), "bold red"))
         text += tail
     return Text(text, justify="right", spans=spans)
 
