@@ -1,7 +1,8 @@
 """promptfoo results: `promptfoo eval -o out.json` (results versions 2 and 3), JSONL and CSV.
 
-Every prompt x provider pair is its own run (config = prompt label + provider), so the pairs
-can be compared. `namedScores` and `gradingResult.componentResults` become scores; a result
+Every prompt x provider pair (promptIdx, an entry of results.prompts) is its own run (config =
+prompt label + provider, and the pair's number where two pairs read alike), so the pairs can be
+compared. `namedScores` and `gradingResult.componentResults` become scores; a result
 that errored (`failureReason: 2`, or an `error` without grading in version 2) is an error on
 every metric of its run, never a zero. `vars` give question, context and reference: by the
 common var names, or `--map question=VAR contexts=VAR reference=VAR case_id=VAR`.
@@ -171,12 +172,19 @@ def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) ->
         )
     else:
         provider_id = provider_label = _text(provider)
-    prompt_label = _label(
-        prompt.get("label")
-        or prompt.get("display")
-        or prompt.get("raw")
-        or f"prompt {r.get('promptIdx', 0)}"
+    prompt_idx = r.get("promptIdx")
+    prompt_idx = (
+        prompt_idx if isinstance(prompt_idx, int) and not isinstance(prompt_idx, bool) else None
     )
+    prompt_text = " ".join(
+        _text(
+            prompt.get("label")
+            or prompt.get("display")
+            or prompt.get("raw")
+            or f"prompt {prompt_idx or 0}"
+        ).split()
+    )
+    prompt_label = _label(prompt_text)
     response = r.get("response") if isinstance(r.get("response"), dict) else {}
     grading = r.get("gradingResult") if isinstance(r.get("gradingResult"), dict) else None
     error = r.get("error") or response.get("error")
@@ -213,6 +221,11 @@ def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) ->
     return {
         **row,
         "part": (prompt_label, provider_label),
+        # promptIdx numbers the prompt x provider pairs (results.prompts); without it (results
+        # version 2) the pair is told by its whole prompt text and provider, never a cut label
+        "pair": ("index", prompt_idx)
+        if prompt_idx is not None
+        else ("text", prompt_text, provider_id, provider_label),
         "config": {
             "prompt": prompt_label,
             "provider": provider_id,
@@ -299,6 +312,26 @@ def _scores(
     return scores, failed
 
 
+def _pair_names(
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]],
+) -> dict[tuple[Any, ...], tuple[str, int | None]]:
+    """Each pair's readable name; pairs that read alike (the same prompt label and provider, or
+    labels alike in their first 40 characters) are numbered by their promptIdx (else their
+    order), so no two runs share a name, an id or a config."""
+    names = {key: " · ".join(items[0]["part"]) for key, items in groups.items()}
+    seen: dict[str, int] = {}
+    for name in names.values():
+        seen[name] = seen.get(name, 0) + 1
+    out: dict[tuple[Any, ...], tuple[str, int | None]] = {}
+    for order, (key, name) in enumerate(names.items()):
+        if seen[name] == 1:
+            out[key] = (name, None)
+        else:
+            pair = key[1] if key[0] == "index" else order
+            out[key] = (f"{name} · pair {pair}", pair)
+    return out
+
+
 def _pass_label(passed: Any) -> str | None:
     return None if not isinstance(passed, bool) else ("PASS" if passed else "FAIL")
 
@@ -311,12 +344,13 @@ def _runs(
     options: ImportOptions,
     notices: list[str],
 ) -> list[RunFile]:
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault(row["part"], []).append(row)
+        groups.setdefault(row.get("pair") or row["part"], []).append(row)
+    parts = _pair_names(groups)
     created = iso_from_any(meta.get("timestamp"))
     out = []
-    for (prompt_label, provider), items in groups.items():
+    for key, items in groups.items():
         metrics: list[str] = []
         for item in items:
             metrics.extend(m for m in (*item["scores"], *item["metric_errors"]) if m not in metrics)
@@ -339,6 +373,9 @@ def _runs(
                 )
             )
         config = {k: v for k, v in items[0]["config"].items() if v is not None}
+        part, pair = parts[key]
+        if pair is not None:  # another pair reads the same: the config tells them apart
+            config["pair"] = pair
         if meta.get("description"):
             config["description"] = meta["description"]
         grader = next((i["grader"] for i in items if i["grader"]), None) or meta.get("grader")
@@ -351,7 +388,7 @@ def _runs(
             config=config,
             judge=JudgeInfo(model=grader, provider="promptfoo") if grader else JudgeInfo(),
             created_at=created,
-            part=f"{prompt_label} · {provider}" if len(groups) > 1 else None,
+            part=part if len(groups) > 1 else None,
         )
         cases = unique_case_ids(cases, notices, path=path, repeated="test")
         cases = rescale_cases(path, cases, options.scales, notices)
