@@ -15,7 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ragtui.core.model import Case, Chunk, RunFile, Score, stable_case_id
+from ragtui.core.model import Case, RunFile, Score, stable_case_id
+from ragtui.importers._chunks import read_chunks
 from ragtui.importers._columns import (
     ID_NAMES,
     LATENCY_NAMES,
@@ -437,9 +438,9 @@ def _case(
         question=question,
         answer=answer,
         reference=None if is_missing(reference) else _text(reference),
-        contexts=_contexts(
-            path, where, row.get(fields["contexts"]) if "contexts" in fields else None
-        ),
+        contexts=read_chunks(path, where, fields["contexts"], row.get(fields["contexts"]))
+        if "contexts" in fields
+        else (),
         scores=scores,
         errors=errors,
         latency_ms=latency,
@@ -452,40 +453,6 @@ def _text(value: Any) -> str:
     if isinstance(value, list) and items is not None:
         return "\n".join(items)
     return value if isinstance(value, str) else json.dumps(value, default=str)
-
-
-def _contexts(path: Path, where: str, cell: Any) -> tuple[Chunk, ...]:
-    if is_missing(cell):
-        return ()
-    items: list[Any] | None = cell if isinstance(cell, list) else parse_list(cell)
-    if items is None:
-        items = [cell]
-    chunks = []
-    for n, item in enumerate(items, start=1):
-        if isinstance(item, dict):
-            text = item.get("text") or item.get("content") or item.get("page_content")
-            if not isinstance(text, str):
-                raise fail(
-                    path,
-                    f"{where}, contexts[{n - 1}]: expected a chunk with 'text', found keys {sorted(item)[:6]}",
-                )
-            source = (
-                item.get("source") or (item.get("metadata") or {}).get("source")
-                if isinstance(item.get("metadata") or {}, dict)
-                else None
-            )
-            chunks.append(
-                Chunk(
-                    id=str(item.get("id") or f"c{n}"),
-                    text=text,
-                    source=source if isinstance(source, str) else None,
-                    rank=n,
-                    score=as_number(item.get("score")),
-                )
-            )
-        else:
-            chunks.append(Chunk(id=f"c{n}", text=str(item), rank=n))
-    return tuple(chunks)
 
 
 register(GenericImporter())

@@ -24,6 +24,7 @@ from typing import Any
 
 from ragtui.core.model import Case, Chunk, Claim, RunFile, Score, StatedFigure, stable_case_id
 from ragtui.importers import _traces
+from ragtui.importers._chunks import chunk_items, has_chunk_objects, read_chunks
 from ragtui.importers._columns import (
     ID_NAMES,
     LATENCY_NAMES,
@@ -50,6 +51,7 @@ from ragtui.importers._common import (
 )
 from ragtui.importers._tabular import (
     Table,
+    head_table,
     header_columns,
     is_index_column,
     json_keys,
@@ -182,6 +184,20 @@ def _looks_like_result_repr(text: str) -> bool:
     return False
 
 
+_OBJECTS = (
+    "contexts given as chunk objects (id, text, source, score): RAGAS writes texts only; "
+    "a generic table"
+)
+
+
+def _chunk_objects(rows: list[dict[str, Any]]) -> bool:
+    return any(
+        has_chunk_objects(row.get(column))
+        for row in rows
+        for column in ("contexts", "retrieved_contexts")
+    )
+
+
 class RagasImporter:
     name = "ragas"
     description = "RAGAS evaluate() results (to_pandas() as CSV, JSON or JSONL), v0.1 and v0.2+"
@@ -204,6 +220,9 @@ class RagasImporter:
         metric_names = {k for k in keys if not is_index_column(k)}
         if metric_names and all(_base(k) in KNOWN_METRICS for k in metric_names):
             return Sniff(True)  # a table of RAGAS scores alone
+        rows = head_table(head)[1]
+        if _chunk_objects(rows):  # a harness's own records: the generic importer reads them
+            return Sniff(False, _OBJECTS)
         if {"user_input", "response"} <= keys or {"user_input", "retrieved_contexts"} <= keys:
             return Sniff(True)
         if {"question", "answer"} <= keys and (
@@ -554,14 +573,9 @@ def _summary_run(
 def _contexts(path: Path, where: str, column: str, cell: Any) -> tuple[Chunk, ...]:
     if is_missing(cell):
         return ()
-    items = parse_list(cell)
-    if items is None:
-        if not isinstance(cell, str):
-            raise fail(
-                path, f"{where}, column {column!r}: expected a list of chunks, found {cell!r}"
-            )
-        items = [cell]
-    return tuple(Chunk(id=f"c{n}", text=t, rank=n) for n, t in enumerate(items, start=1))
+    if chunk_items(cell) is None and not isinstance(cell, str):
+        raise fail(path, f"{where}, column {column!r}: expected a list of chunks, found {cell!r}")
+    return read_chunks(path, where, column, cell)  # objects (given --format ragas) kept whole
 
 
 def _reference(row: dict[str, Any], column: str) -> str | None:
