@@ -26,7 +26,9 @@ from ragtui.importers._columns import (
     find_column,
     is_decimal_comma,
     kept_as_metadata_notice,
+    labels_beside_text,
     names_a_grade,
+    read_label,
 )
 from ragtui.importers._common import (
     as_number,
@@ -87,15 +89,6 @@ NAMES = {
     "latency_ms": LATENCY_NAMES,
 }
 FIELDS = tuple(NAMES)
-LABELS = {
-    "pass": 1.0,
-    "fail": 0.0,
-    "yes": 1.0,
-    "no": 0.0,
-    "partial": 0.5,
-    "correct": 1.0,
-    "incorrect": 0.0,
-}
 # `<metric>_reason`, `<Metric>_Reason`, `<metric>/v1/justification`: the reason for a score
 _REASON_SUFFIXES = ("reason", "reasons", "reasoning", "justification", "explanation", "rationale")
 
@@ -126,7 +119,7 @@ def reason_column(metric_column: str, columns: list[str]) -> str | None:
 
 
 def _score_like(cell: Any) -> bool:
-    return _label(cell) is not None or _percent(cell) is not None or as_number(cell) is not None
+    return read_label(cell) is not None or _percent(cell) is not None or as_number(cell) is not None
 
 
 def metric_only(columns: list[str], rows: list[dict[str, Any]]) -> bool:
@@ -251,7 +244,7 @@ def _numbers(table: Table, column: str) -> list[float]:
     out = []
     for row in table.rows:
         cell = row.get(column)
-        if is_missing(cell) or _label(cell) is not None or _percent(cell) is not None:
+        if is_missing(cell) or read_label(cell) is not None or _percent(cell) is not None:
             continue
         number = as_number(cell)
         if number is not None:
@@ -297,6 +290,9 @@ def _columns(
             if not cells or not all(_score_like(c) for c in cells):
                 if maybe_metric:
                     _refuse_decimal_commas(path, table, column, cells, options, notices)
+                    note = labels_beside_text(path, column, cells)
+                    if note:
+                        notices.append(note)
                 continue
             if maybe_metric:
                 metrics[column] = column
@@ -336,12 +332,6 @@ def _refuse_decimal_commas(
     raise fail(path, decimal_comma_error(table.where(i), column, table.rows[i][column]))
 
 
-def _label(cell: Any) -> tuple[float, str] | None:
-    if isinstance(cell, str) and cell.strip().lower() in LABELS:
-        return LABELS[cell.strip().lower()], cell.strip().upper()
-    return None
-
-
 def _percent(cell: Any) -> float | None:
     if isinstance(cell, str):
         text = cell.strip()
@@ -354,7 +344,7 @@ def _grade(
     cell: Any, ms: MetricScale, reason: str | None, where: str, column: str, path: Path
 ) -> Score | str:
     """A score cell as a Score, or the error text when it cannot be one."""
-    label = _label(cell)
+    label = read_label(cell)
     if label is not None:
         return Score(value=label[0], raw=cell, label=label[1], scale=UNIT, reason=reason)
     pct = _percent(cell)

@@ -5,7 +5,9 @@ contexts, answer, ground_truth`. Every other numeric column is a metric, whateve
 (`factual_correctness(mode=f1)` included), except those read as the generic importer reads
 them: an explicit id column (`case_id`, `id`, ...) gives the case ids, `latency_ms` the latency,
 and a column named as describing the case (`prompt_tokens`, `cost_usd`) is case metadata, with
-a notice. A NaN or empty metric cell is a failed metric, an error, not a score. A traces JSON
+a notice. A column of labels (PASS/FAIL, YES/PARTIAL/NO) is a metric as the generic importer
+reads it; one with other words among its labels is metadata, with a notice. A NaN or empty
+metric cell is a failed metric, an error, not a score. A traces JSON
 (`result.traces`) turns faithfulness verdicts into claims.
 """
 
@@ -35,7 +37,9 @@ from ragtui.importers._columns import (
     is_decimal_comma,
     is_percent,
     kept_as_metadata_notice,
+    labels_beside_text,
     names_a_grade,
+    read_label,
 )
 from ragtui.importers._common import (
     as_number,
@@ -61,6 +65,7 @@ from ragtui.importers._tabular import (
 )
 from ragtui.importers.base import ImportOptions, Sniff, register
 from ragtui.importers.scales import (
+    UNIT,
     MetricScale,
     Scale,
     conflict_notice,
@@ -340,6 +345,10 @@ class RagasImporter:
             if is_missing(cell):
                 errors[metric] = "RAGAS produced no score (NaN): the metric failed for this case"
                 continue
+            label = read_label(cell)
+            if label is not None:  # a label column (_metric_columns checked every cell)
+                scores[metric] = Score(value=label[0], raw=cell, label=label[1], scale=UNIT)
+                continue
             raw = as_number(cell)
             assert raw is not None  # _metric_columns checked every cell
             graded = ms.score(raw, raw)
@@ -426,7 +435,13 @@ def _metric_columns(
         written = _scores_as_text(table, column, declared) if not values else None
         if written == "list" and bad is not None:  # "3,4" under a name naming no grade: pages
             notices.append(comma_numbers_notice(path, column, bad[1]))
+        if not values and _all_labels(table, column):  # PASS/FAIL, YES/PARTIAL/NO: a grade
+            metrics[column] = MetricScale(column, UNIT, "default")
+            continue
         if not values and written != "scores":
+            note = labels_beside_text(path, column, [r.get(column) for r in table.rows])
+            if note:  # a grade with other words in it: kept as text, and said
+                notices.append(note)
             continue  # a text column (metadata), or a metric that failed everywhere
         if bad is not None:  # numbers beside text, or scores all written as "85%" or "0,9"
             i, cell = bad
@@ -478,6 +493,11 @@ def _not_a_score(where: str, column: str, cell: Any) -> str:
 
 def _describes_case(column: str, declared: Mapping[str, Scale]) -> bool:
     return column not in declared and _base(column) not in KNOWN_METRICS and describes_case(column)
+
+
+def _all_labels(table: Table, column: str) -> bool:
+    cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
+    return bool(cells) and all(read_label(c) is not None for c in cells)
 
 
 def _all_numbers(table: Table, column: str) -> bool:
