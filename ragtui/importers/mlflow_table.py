@@ -1,8 +1,8 @@
 """MLflow `evaluate()` results: the `eval_results_table.json` artifact (pandas split JSON).
 
 Columns: the data (`inputs`, the predictions column such as `outputs`, `ground_truth` or
-`targets`, a context column) and per metric `NAME/vN/score` with, for LLM-judged metrics,
-`NAME/vN/justification`. MLflow's built-in judged metrics (`faithfulness`, `answer_relevance`,
+`targets`, a context column) and per metric `NAME/vN/score` (`NAME/score` for a metric made
+without a version) with, for LLM-judged metrics, `NAME/vN/justification`. MLflow's built-in judged metrics (`faithfulness`, `answer_relevance`,
 `answer_correctness`, `answer_similarity`, `relevance`: a justification column beside the score)
 score 1-5; `toxicity/vN` is a probability in [0, 1]. A `make_genai_metric` judge (any other
 score with a justification) scores on the rubric its author wrote, which the file does not
@@ -53,7 +53,8 @@ BUILTIN_JUDGED = {
     "relevance",
 }
 PROBABILITIES = {"toxicity"}  # MLflow's built-in metrics that score in [0, 1]
-_SCORE = re.compile(r"^(?P<metric>(?P<name>[^/]+)/v\d+)/score$")
+# NAME/vN/score (versioned metrics) or NAME/score (make_metric without a version)
+_SCORE = re.compile(r"^(?P<metric>(?P<name>[^/]+)(?:/v\d+)?)/score$")
 QUESTION = ("inputs", "input", "question", "query")
 ANSWER = ("outputs", "output", "predictions", "prediction", "answer", "response")
 REFERENCE = ("ground_truth", "targets", "target", "expected_response", "reference")
@@ -106,7 +107,9 @@ class MlflowImporter:
             )
         metrics = _metrics(path, table, options, notices)
         if not metrics:
-            raise fail(path, "no NAME/vN/score columns: MLflow computed no per-row metric")
+            raise fail(
+                path, "no NAME/vN/score or NAME/score columns: MLflow computed no per-row metric"
+            )
         cases = [_case(path, table, i, fields, metrics) for i in range(len(table.rows))]
         refused = {m: sum("scale unknown" in c.errors.get(m, "") for c in cases) for m in metrics}
         notices += scale_notices(path, [ms for ms, _, _ in metrics.values()], refused)

@@ -89,3 +89,24 @@ def test_a_builtin_judge_stays_on_mlflows_scale(tmp_path: Path) -> None:
     scores = [c.scores["faithfulness/v1"] for c in run.cases if "faithfulness/v1" in c.scores]
     assert {s.scale for s in scores} == {(1.0, 5.0)}
     assert any("MLflow defines faithfulness/v1 on 1..5" in n for n in notices), notices
+
+
+def test_a_metric_without_a_version(tmp_path: Path) -> None:
+    # make_metric(name="keyword_hit") with no version: MLflow writes `keyword_hit/score`
+    path = tmp_path / "t.json"
+    rows = [[q, "an answer", v] for q, v in zip(QUESTIONS, [1.0, 0.0, 1.0, 0.0, 0.5], strict=True)]
+    path.write_text(
+        json.dumps({"columns": ["inputs", "outputs", "keyword_hit/score"], "data": rows})
+    )
+    assert detect(path).name == "mlflow"
+    [run] = load_file(path)
+    values = [c.scores["keyword_hit"].value for c in run.cases]
+    assert values == [1.0, 0.0, 1.0, 0.0, 0.5] and sum(values) / 5 == 0.5
+    # beside versioned metrics too
+    data = json.loads(TABLE.read_text())
+    data["columns"].append("keyword_hit/score")
+    for row, value in zip(data["data"], [1.0, 0.0, 1.0, 0.0, 0.5], strict=True):
+        row.append(value)
+    path.write_text(json.dumps(data))
+    [run] = load_file(path)
+    assert [c.scores["keyword_hit"].value for c in run.cases] == values
