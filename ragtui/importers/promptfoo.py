@@ -20,7 +20,6 @@ from ragtui.core.model import Case, JudgeInfo, RunFile, Score
 from ragtui.importers._common import (
     as_number,
     build_run,
-    clamp01,
     decode_text,
     fail,
     iso_from_any,
@@ -29,8 +28,9 @@ from ragtui.importers._common import (
     sha256_bytes,
     unique_case_ids,
 )
-from ragtui.importers._promptfoo_rows import GROUP, case_from_vars, csv_rows, grader_failed
+from ragtui.importers._promptfoo_rows import GROUP, case_from_vars, csv_rows
 from ragtui.importers._promptfoo_rows import as_text as _text
+from ragtui.importers._promptfoo_scores import scores_of
 from ragtui.importers._tabular import header_columns
 from ragtui.importers.base import ImportOptions, Sniff, register
 from ragtui.importers.scales import rescale_cases
@@ -195,7 +195,7 @@ def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) ->
     scores: dict[str, Score] = {}
     failed: dict[str, str] = {}
     if not errored:
-        scores, failed = _scores(path, i, r, grading)
+        scores, failed = scores_of(path, i, r, grading)
     row = case_from_vars(vars_, options, _text(prompt.get("raw")))
     latency = as_number(r.get("latencyMs"))
     test_case = r.get("testCase") if isinstance(r.get("testCase"), dict) else {}
@@ -241,77 +241,6 @@ def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) ->
     }
 
 
-def _scores(
-    path: Path, i: int, r: dict[str, Any], grading: dict[str, Any] | None
-) -> tuple[dict[str, Score], dict[str, str]]:
-    """Scores, and the metrics whose grader failed (promptfoo scores those 0; we do not)."""
-    scores: dict[str, Score] = {}
-    failed: dict[str, str] = {}
-    named = r.get("namedScores") or (grading or {}).get("namedScores") or {}
-    if not isinstance(named, dict):
-        raise fail(
-            path, f"result {i + 1}: namedScores: expected an object, found {type(named).__name__}"
-        )
-    components = (grading or {}).get("componentResults") or []
-    reasons: dict[str, tuple[str | None, bool | None, float | None]] = {}
-    for c in components if isinstance(components, list) else []:
-        if not isinstance(c, dict):
-            continue
-        assertion = c.get("assertion") if isinstance(c.get("assertion"), dict) else {}
-        metric = assertion.get("metric") or assertion.get("type") or "assertion"
-        base, n = str(metric), 1
-        metric = base
-        while metric in reasons:  # two unnamed assertions of one type
-            n += 1
-            metric = f"{base}#{n}"
-        threshold = as_number(assertion.get("threshold"))
-        reasons[metric] = (
-            c.get("reason") if isinstance(c.get("reason"), str) else None,
-            c.get("pass"),
-            threshold,
-        )
-        if grader_failed(reasons[metric][0], c.get("pass")):
-            failed[metric] = f"the grader gave no grade: {reasons[metric][0]}"
-            continue
-        if metric not in named:
-            value = as_number(c.get("score"))
-            if value is None:
-                raise fail(
-                    path,
-                    f"result {i + 1}: componentResults score for {metric!r}: expected a number, found {c.get('score')!r}",
-                )
-            scores[metric] = Score(
-                value=clamp01(value),
-                raw=c.get("score"),
-                label=_pass_label(c.get("pass")),
-                reason=reasons[metric][0],
-                threshold=threshold,
-            )
-    for metric, raw in named.items():
-        if metric in failed:
-            continue
-        value = as_number(raw)
-        if value is None:
-            raise fail(
-                path, f"result {i + 1}: namedScores.{metric}: expected a number, found {raw!r}"
-            )
-        reason, passed, threshold = reasons.get(metric, (None, None, None))
-        scores[str(metric)] = Score(
-            value=clamp01(value),
-            raw=raw,
-            label=_pass_label(passed),
-            reason=reason,
-            threshold=threshold,
-        )
-    if not scores and not failed:
-        value = as_number(r.get("score"))
-        if value is not None:
-            scores["score"] = Score(
-                value=clamp01(value), raw=r.get("score"), label=_pass_label(r.get("success"))
-            )
-    return scores, failed
-
-
 def _pair_names(
     groups: dict[tuple[Any, ...], list[dict[str, Any]]],
 ) -> dict[tuple[Any, ...], tuple[str, int | None]]:
@@ -330,10 +259,6 @@ def _pair_names(
             pair = key[1] if key[0] == "index" else order
             out[key] = (f"{name} · pair {pair}", pair)
     return out
-
-
-def _pass_label(passed: Any) -> str | None:
-    return None if not isinstance(passed, bool) else ("PASS" if passed else "FAIL")
 
 
 def _runs(
@@ -391,8 +316,14 @@ def _runs(
             part=part if len(groups) > 1 else None,
         )
         cases = unique_case_ids(cases, notices, path=path, repeated="test")
-        cases = rescale_cases(path, cases, options.scales, notices)
         out.append(RunFile(run=replace(run, config=dict(run.config)), cases=tuple(cases)))
+    # a metric's scale is one for the whole file (every pair's values), said once
+    flat = rescale_cases(path, [c for r in out for c in r.cases], options.scales, notices)
+    start = 0
+    for n, run_file in enumerate(out):
+        out[n] = replace(run_file, cases=tuple(flat[start : start + len(run_file.cases)]))
+        start += len(run_file.cases)
+    notices[:] = list(dict.fromkeys(notices))  # a fact of the file, not one line per pair
     return out
 
 
