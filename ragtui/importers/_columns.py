@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 from ragtui.importers._common import as_number
 
@@ -99,3 +100,36 @@ def _echo(cell: str, limit: int = 40) -> str:
     """A cell as quoted in a message: its start only (a cell may hold 32 MiB)."""
     text = cell.strip()
     return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+# the words a harness grades with, read alike by the RAGAS and generic importers
+LABELS = {
+    "pass": 1.0,
+    "fail": 0.0,
+    "yes": 1.0,
+    "no": 0.0,
+    "partial": 0.5,
+    "correct": 1.0,
+    "incorrect": 0.0,
+}
+
+
+def read_label(cell: Any) -> tuple[float, str] | None:
+    """A label cell (PASS/FAIL, YES/PARTIAL/NO, ...) as (value, LABEL); None for any other."""
+    if isinstance(cell, str) and cell.strip().lower() in LABELS:
+        return LABELS[cell.strip().lower()], cell.strip().upper()
+    return None
+
+
+def labels_beside_text(path: Path, column: str, cells: list[Any]) -> str | None:
+    """The notice for a column of labels with other words among them (PASS, FAIL, ERROR): kept
+    as case metadata, not a metric, and said, never dropped unsaid."""
+    shown = [c for c in cells if isinstance(c, str) and c.strip()]
+    other = next((c for c in shown if read_label(c) is None), None)
+    if other is None or not any(read_label(c) is not None for c in shown):
+        return None
+    return (
+        f"{path}: column {column!r}: kept as case metadata, not a metric: {_echo(other)} is "
+        "neither a score nor a label (PASS/FAIL, YES/PARTIAL/NO, CORRECT/INCORRECT); leave "
+        "a failed grade's cell empty to import the column as a metric"
+    )

@@ -41,6 +41,9 @@ from ragtui.importers.scales import rescale_cases
 
 VERDICTS = {"yes": "SUPPORTED", "idk": "PARTIAL", "borderline": "PARTIAL", "no": "UNSUPPORTED"}
 _DEFAULT_NAME = re.compile(r"test_case_\d+")  # deepeval's positional names: not stable ids
+# a pytest node name whose parameter ids pytest made from the position: `test_rag[test_case0]`
+# (argname + index, as pytest names an LLMTestCase it was given in a list), `[golden3-gpt4]`
+_PYTEST_POSITIONAL = re.compile(r"[^\[\]]*\[[A-Za-z_]\w*?\d+(?:-[A-Za-z_]\w*?\d+)*\]")
 _SECTION = re.compile(r"(?m)^([A-Za-z][A-Za-z ]*?)(?: \(limit=[^)\n]*\))?:\n(?=\[)")
 _STRING_ITEM = re.compile(r'^\s*"(.*)",?\s*$')
 _CASE_KEYS = (
@@ -146,6 +149,17 @@ def _run_file(
         raw_cases = sorted(raw_cases, key=lambda tc: tc["order"])
     judges: set[str] = set()
     cases = [_case(path, tc, declared, interrupted, judges, notices) for tc in raw_cases]
+    by_place = [
+        tc["name"]
+        for tc in raw_cases
+        if isinstance(tc.get("name"), str) and _PYTEST_POSITIONAL.fullmatch(tc["name"].strip())
+    ]
+    if by_place:
+        notices.append(
+            f"{path}: {len(by_place)} case(s) named by their place in a pytest parametrize "
+            f"list ({by_place[0]!r}, …): ids derived from each input instead, so the same "
+            "input pairs across runs whatever its place; pytest ids=[...] give stable names"
+        )
     # same question twice: keep both, told apart by a suffix no other case holds
     cases = unique_case_ids(cases, notices, path=path)
     cases = rescale_cases(path, cases, options.scales, notices)  # DeepEval scores in [0, 1]
@@ -210,6 +224,11 @@ def _check_case(path: Path, index: int, tc: Any) -> None:
             raise fail(path, f"{field}.threshold': expected a number, found {_kind(threshold)}")
 
 
+def positional(name: str) -> bool:
+    """A name that says only where the case stood (test_case_0, test_rag[test_case0])."""
+    return bool(_DEFAULT_NAME.fullmatch(name) or _PYTEST_POSITIONAL.fullmatch(name.strip()))
+
+
 def metric_key(name: str) -> str:
     """DeepEval's display names as metric keys: "Answer Relevancy" -> "answer_relevancy"."""
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "metric"
@@ -239,7 +258,7 @@ def _case(
     notices: list[str],
 ) -> Case:
     name = tc.get("name")
-    stable = isinstance(name, str) and name.strip() and not _DEFAULT_NAME.fullmatch(name)
+    stable = isinstance(name, str) and name.strip() and not positional(name)
     case_id = name.strip() if stable else stable_case_id(tc["input"])
     chunks = tuple(
         Chunk(id=f"c{k + 1}", text=text, rank=k + 1)

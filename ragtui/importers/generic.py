@@ -15,7 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ragtui.core.model import Case, Chunk, RunFile, Score, stable_case_id
+from ragtui.core.model import Case, RunFile, Score, stable_case_id
+from ragtui.importers._chunks import read_chunks
 from ragtui.importers._columns import (
     ID_NAMES,
     LATENCY_NAMES,
@@ -25,7 +26,9 @@ from ragtui.importers._columns import (
     find_column,
     is_decimal_comma,
     kept_as_metadata_notice,
+    labels_beside_text,
     names_a_grade,
+    read_label,
 )
 from ragtui.importers._common import (
     as_number,
@@ -86,15 +89,6 @@ NAMES = {
     "latency_ms": LATENCY_NAMES,
 }
 FIELDS = tuple(NAMES)
-LABELS = {
-    "pass": 1.0,
-    "fail": 0.0,
-    "yes": 1.0,
-    "no": 0.0,
-    "partial": 0.5,
-    "correct": 1.0,
-    "incorrect": 0.0,
-}
 # `<metric>_reason`, `<Metric>_Reason`, `<metric>/v1/justification`: the reason for a score
 _REASON_SUFFIXES = ("reason", "reasons", "reasoning", "justification", "explanation", "rationale")
 
@@ -125,7 +119,7 @@ def reason_column(metric_column: str, columns: list[str]) -> str | None:
 
 
 def _score_like(cell: Any) -> bool:
-    return _label(cell) is not None or _percent(cell) is not None or as_number(cell) is not None
+    return read_label(cell) is not None or _percent(cell) is not None or as_number(cell) is not None
 
 
 def metric_only(columns: list[str], rows: list[dict[str, Any]]) -> bool:
@@ -250,7 +244,7 @@ def _numbers(table: Table, column: str) -> list[float]:
     out = []
     for row in table.rows:
         cell = row.get(column)
-        if is_missing(cell) or _label(cell) is not None or _percent(cell) is not None:
+        if is_missing(cell) or read_label(cell) is not None or _percent(cell) is not None:
             continue
         number = as_number(cell)
         if number is not None:
@@ -296,6 +290,9 @@ def _columns(
             if not cells or not all(_score_like(c) for c in cells):
                 if maybe_metric:
                     _refuse_decimal_commas(path, table, column, cells, options, notices)
+                    note = labels_beside_text(path, column, cells)
+                    if note:
+                        notices.append(note)
                 continue
             if maybe_metric:
                 metrics[column] = column
@@ -335,12 +332,6 @@ def _refuse_decimal_commas(
     raise fail(path, decimal_comma_error(table.where(i), column, table.rows[i][column]))
 
 
-def _label(cell: Any) -> tuple[float, str] | None:
-    if isinstance(cell, str) and cell.strip().lower() in LABELS:
-        return LABELS[cell.strip().lower()], cell.strip().upper()
-    return None
-
-
 def _percent(cell: Any) -> float | None:
     if isinstance(cell, str):
         text = cell.strip()
@@ -353,7 +344,7 @@ def _grade(
     cell: Any, ms: MetricScale, reason: str | None, where: str, column: str, path: Path
 ) -> Score | str:
     """A score cell as a Score, or the error text when it cannot be one."""
-    label = _label(cell)
+    label = read_label(cell)
     if label is not None:
         return Score(value=label[0], raw=cell, label=label[1], scale=UNIT, reason=reason)
     pct = _percent(cell)
@@ -437,9 +428,9 @@ def _case(
         question=question,
         answer=answer,
         reference=None if is_missing(reference) else _text(reference),
-        contexts=_contexts(
-            path, where, row.get(fields["contexts"]) if "contexts" in fields else None
-        ),
+        contexts=read_chunks(path, where, fields["contexts"], row.get(fields["contexts"]))
+        if "contexts" in fields
+        else (),
         scores=scores,
         errors=errors,
         latency_ms=latency,
@@ -452,40 +443,6 @@ def _text(value: Any) -> str:
     if isinstance(value, list) and items is not None:
         return "\n".join(items)
     return value if isinstance(value, str) else json.dumps(value, default=str)
-
-
-def _contexts(path: Path, where: str, cell: Any) -> tuple[Chunk, ...]:
-    if is_missing(cell):
-        return ()
-    items: list[Any] | None = cell if isinstance(cell, list) else parse_list(cell)
-    if items is None:
-        items = [cell]
-    chunks = []
-    for n, item in enumerate(items, start=1):
-        if isinstance(item, dict):
-            text = item.get("text") or item.get("content") or item.get("page_content")
-            if not isinstance(text, str):
-                raise fail(
-                    path,
-                    f"{where}, contexts[{n - 1}]: expected a chunk with 'text', found keys {sorted(item)[:6]}",
-                )
-            source = (
-                item.get("source") or (item.get("metadata") or {}).get("source")
-                if isinstance(item.get("metadata") or {}, dict)
-                else None
-            )
-            chunks.append(
-                Chunk(
-                    id=str(item.get("id") or f"c{n}"),
-                    text=text,
-                    source=source if isinstance(source, str) else None,
-                    rank=n,
-                    score=as_number(item.get("score")),
-                )
-            )
-        else:
-            chunks.append(Chunk(id=f"c{n}", text=str(item), rank=n))
-    return tuple(chunks)
 
 
 register(GenericImporter())

@@ -1,11 +1,14 @@
 """MLflow `evaluate()` results: the `eval_results_table.json` artifact (pandas split JSON).
 
 Columns: the data (`inputs`, the predictions column such as `outputs`, `ground_truth` or
-`targets`, a context column) and per metric `NAME/vN/score` with, for LLM-judged metrics,
-`NAME/vN/justification`. Judged metrics (a justification column beside the score: MLflow's
-`faithfulness`, `answer_relevance`, `answer_correctness`, `answer_similarity`, `relevance` and
-every `make_genai_metric`) score 1-5; `toxicity/vN` is a probability in [0, 1]; any other
-score column (reading grade levels, ...) needs a declared scale. The metric is named by its
+`targets`, a context column) and per metric `NAME/vN/score` (`NAME/score` for a metric made
+without a version) with, for LLM-judged metrics, `NAME/vN/justification`. MLflow's built-in judged metrics (`faithfulness`, `answer_relevance`,
+`answer_correctness`, `answer_similarity`, `relevance`: a justification column beside the score)
+score 1-5; `toxicity/vN` is a probability in [0, 1]. A `make_genai_metric` judge (any other
+score with a justification) scores on the rubric its author wrote, which the file does not
+record: its scale must be declared (`--scale NAME/v1=LOW:HIGH`), else each of its values is an
+error, never guessed. Any other score column (reading grade levels, ...) outside [0, 1] needs a
+declared scale. The metric is named by its
 column without `/score` (`faithfulness/v1`), so it never passes for another tool's metric of
 the same name. A null score (the judge's reply was not a score) is an error for that metric.
 """
@@ -34,14 +37,24 @@ from ragtui.importers.scales import (
     UNIT,
     MetricScale,
     conflict_notice,
+    declare_hint,
     keep_raw,
     resolve,
     scale_notices,
 )
 
 JUDGE_SCALE = (1.0, 5.0)
+# MLflow's built-in LLM-judged metrics, each graded on a 1-5 rubric MLflow itself defines
+BUILTIN_JUDGED = {
+    "faithfulness",
+    "answer_relevance",
+    "answer_correctness",
+    "answer_similarity",
+    "relevance",
+}
 PROBABILITIES = {"toxicity"}  # MLflow's built-in metrics that score in [0, 1]
-_SCORE = re.compile(r"^(?P<metric>(?P<name>[^/]+)/v\d+)/score$")
+# NAME/vN/score (versioned metrics) or NAME/score (make_metric without a version)
+_SCORE = re.compile(r"^(?P<metric>(?P<name>[^/]+)(?:/v\d+)?)/score$")
 QUESTION = ("inputs", "input", "question", "query")
 ANSWER = ("outputs", "output", "predictions", "prediction", "answer", "response")
 REFERENCE = ("ground_truth", "targets", "target", "expected_response", "reference")
@@ -94,7 +107,9 @@ class MlflowImporter:
             )
         metrics = _metrics(path, table, options, notices)
         if not metrics:
-            raise fail(path, "no NAME/vN/score columns: MLflow computed no per-row metric")
+            raise fail(
+                path, "no NAME/vN/score or NAME/score columns: MLflow computed no per-row metric"
+            )
         cases = [_case(path, table, i, fields, metrics) for i in range(len(table.rows))]
         refused = {m: sum("scale unknown" in c.errors.get(m, "") for c in cases) for m in metrics}
         notices += scale_notices(path, [ms for ms, _, _ in metrics.values()], refused)
@@ -120,7 +135,8 @@ def _metrics(
         metric, name = match.group("metric"), match.group("name")
         reason = f"{metric}/justification"
         reason_col = reason if reason in table.columns else None
-        known = JUDGE_SCALE if reason_col else UNIT if name in PROBABILITIES else None
+        builtin = reason_col is not None and name in BUILTIN_JUDGED
+        known = JUDGE_SCALE if builtin else UNIT if name in PROBABILITIES else None
         if known is not None:
             note = conflict_notice(path, metric, "MLflow", known, options.scales)
             if note:
@@ -130,8 +146,20 @@ def _metrics(
             for r in table.rows
             if not is_missing(r.get(column)) and (n := as_number(r.get(column))) is not None
         ]
-        out[metric] = (resolve(metric, values, options.scales, known), column, reason_col)
+        if reason_col and known is None and metric not in options.scales:
+            ms = MetricScale(metric, None, "default", unknown=_custom_judge(metric))
+        else:
+            ms = resolve(metric, values, options.scales, known)
+        out[metric] = (ms, column, reason_col)
     return out
+
+
+def _custom_judge(metric: str) -> str:
+    return (
+        f"{metric} is a make_genai_metric judge (a justification beside its score): it scores "
+        "on the rubric its author wrote, which MLflow does not record in this file; "
+        + declare_hint(metric)
+    )
 
 
 def _case(

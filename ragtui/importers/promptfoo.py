@@ -1,7 +1,8 @@
 """promptfoo results: `promptfoo eval -o out.json` (results versions 2 and 3), JSONL and CSV.
 
-Every prompt x provider pair is its own run (config = prompt label + provider), so the pairs
-can be compared. `namedScores` and `gradingResult.componentResults` become scores; a result
+Every prompt x provider pair (promptIdx, an entry of results.prompts) is its own run (config =
+prompt label + provider, and the pair's number where two pairs read alike), so the pairs can be
+compared. `namedScores` and `gradingResult.componentResults` become scores; a result
 that errored (`failureReason: 2`, or an `error` without grading in version 2) is an error on
 every metric of its run, never a zero. `vars` give question, context and reference: by the
 common var names, or `--map question=VAR contexts=VAR reference=VAR case_id=VAR`.
@@ -19,7 +20,6 @@ from ragtui.core.model import Case, JudgeInfo, RunFile, Score
 from ragtui.importers._common import (
     as_number,
     build_run,
-    clamp01,
     decode_text,
     fail,
     iso_from_any,
@@ -28,8 +28,9 @@ from ragtui.importers._common import (
     sha256_bytes,
     unique_case_ids,
 )
-from ragtui.importers._promptfoo_rows import GROUP, case_from_vars, csv_rows, grader_failed
+from ragtui.importers._promptfoo_rows import GROUP, case_from_vars, csv_rows
 from ragtui.importers._promptfoo_rows import as_text as _text
+from ragtui.importers._promptfoo_scores import scores_of
 from ragtui.importers._tabular import header_columns
 from ragtui.importers.base import ImportOptions, Sniff, register
 from ragtui.importers.scales import rescale_cases
@@ -171,12 +172,19 @@ def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) ->
         )
     else:
         provider_id = provider_label = _text(provider)
-    prompt_label = _label(
-        prompt.get("label")
-        or prompt.get("display")
-        or prompt.get("raw")
-        or f"prompt {r.get('promptIdx', 0)}"
+    prompt_idx = r.get("promptIdx")
+    prompt_idx = (
+        prompt_idx if isinstance(prompt_idx, int) and not isinstance(prompt_idx, bool) else None
     )
+    prompt_text = " ".join(
+        _text(
+            prompt.get("label")
+            or prompt.get("display")
+            or prompt.get("raw")
+            or f"prompt {prompt_idx or 0}"
+        ).split()
+    )
+    prompt_label = _label(prompt_text)
     response = r.get("response") if isinstance(r.get("response"), dict) else {}
     grading = r.get("gradingResult") if isinstance(r.get("gradingResult"), dict) else None
     error = r.get("error") or response.get("error")
@@ -187,7 +195,7 @@ def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) ->
     scores: dict[str, Score] = {}
     failed: dict[str, str] = {}
     if not errored:
-        scores, failed = _scores(path, i, r, grading)
+        scores, failed = scores_of(path, i, r, grading)
     row = case_from_vars(vars_, options, _text(prompt.get("raw")))
     latency = as_number(r.get("latencyMs"))
     test_case = r.get("testCase") if isinstance(r.get("testCase"), dict) else {}
@@ -213,6 +221,11 @@ def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) ->
     return {
         **row,
         "part": (prompt_label, provider_label),
+        # promptIdx numbers the prompt x provider pairs (results.prompts); without it (results
+        # version 2) the pair is told by its whole prompt text and provider, never a cut label
+        "pair": ("index", prompt_idx)
+        if prompt_idx is not None
+        else ("text", prompt_text, provider_id, provider_label),
         "config": {
             "prompt": prompt_label,
             "provider": provider_id,
@@ -228,79 +241,24 @@ def _from_json(path: Path, i: int, r: dict[str, Any], options: ImportOptions) ->
     }
 
 
-def _scores(
-    path: Path, i: int, r: dict[str, Any], grading: dict[str, Any] | None
-) -> tuple[dict[str, Score], dict[str, str]]:
-    """Scores, and the metrics whose grader failed (promptfoo scores those 0; we do not)."""
-    scores: dict[str, Score] = {}
-    failed: dict[str, str] = {}
-    named = r.get("namedScores") or (grading or {}).get("namedScores") or {}
-    if not isinstance(named, dict):
-        raise fail(
-            path, f"result {i + 1}: namedScores: expected an object, found {type(named).__name__}"
-        )
-    components = (grading or {}).get("componentResults") or []
-    reasons: dict[str, tuple[str | None, bool | None, float | None]] = {}
-    for c in components if isinstance(components, list) else []:
-        if not isinstance(c, dict):
-            continue
-        assertion = c.get("assertion") if isinstance(c.get("assertion"), dict) else {}
-        metric = assertion.get("metric") or assertion.get("type") or "assertion"
-        base, n = str(metric), 1
-        metric = base
-        while metric in reasons:  # two unnamed assertions of one type
-            n += 1
-            metric = f"{base}#{n}"
-        threshold = as_number(assertion.get("threshold"))
-        reasons[metric] = (
-            c.get("reason") if isinstance(c.get("reason"), str) else None,
-            c.get("pass"),
-            threshold,
-        )
-        if grader_failed(reasons[metric][0], c.get("pass")):
-            failed[metric] = f"the grader gave no grade: {reasons[metric][0]}"
-            continue
-        if metric not in named:
-            value = as_number(c.get("score"))
-            if value is None:
-                raise fail(
-                    path,
-                    f"result {i + 1}: componentResults score for {metric!r}: expected a number, found {c.get('score')!r}",
-                )
-            scores[metric] = Score(
-                value=clamp01(value),
-                raw=c.get("score"),
-                label=_pass_label(c.get("pass")),
-                reason=reasons[metric][0],
-                threshold=threshold,
-            )
-    for metric, raw in named.items():
-        if metric in failed:
-            continue
-        value = as_number(raw)
-        if value is None:
-            raise fail(
-                path, f"result {i + 1}: namedScores.{metric}: expected a number, found {raw!r}"
-            )
-        reason, passed, threshold = reasons.get(metric, (None, None, None))
-        scores[str(metric)] = Score(
-            value=clamp01(value),
-            raw=raw,
-            label=_pass_label(passed),
-            reason=reason,
-            threshold=threshold,
-        )
-    if not scores and not failed:
-        value = as_number(r.get("score"))
-        if value is not None:
-            scores["score"] = Score(
-                value=clamp01(value), raw=r.get("score"), label=_pass_label(r.get("success"))
-            )
-    return scores, failed
-
-
-def _pass_label(passed: Any) -> str | None:
-    return None if not isinstance(passed, bool) else ("PASS" if passed else "FAIL")
+def _pair_names(
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]],
+) -> dict[tuple[Any, ...], tuple[str, int | None]]:
+    """Each pair's readable name; pairs that read alike (the same prompt label and provider, or
+    labels alike in their first 40 characters) are numbered by their promptIdx (else their
+    order), so no two runs share a name, an id or a config."""
+    names = {key: " · ".join(items[0]["part"]) for key, items in groups.items()}
+    seen: dict[str, int] = {}
+    for name in names.values():
+        seen[name] = seen.get(name, 0) + 1
+    out: dict[tuple[Any, ...], tuple[str, int | None]] = {}
+    for order, (key, name) in enumerate(names.items()):
+        if seen[name] == 1:
+            out[key] = (name, None)
+        else:
+            pair = key[1] if key[0] == "index" else order
+            out[key] = (f"{name} · pair {pair}", pair)
+    return out
 
 
 def _runs(
@@ -311,12 +269,13 @@ def _runs(
     options: ImportOptions,
     notices: list[str],
 ) -> list[RunFile]:
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault(row["part"], []).append(row)
+        groups.setdefault(row.get("pair") or row["part"], []).append(row)
+    parts = _pair_names(groups)
     created = iso_from_any(meta.get("timestamp"))
     out = []
-    for (prompt_label, provider), items in groups.items():
+    for key, items in groups.items():
         metrics: list[str] = []
         for item in items:
             metrics.extend(m for m in (*item["scores"], *item["metric_errors"]) if m not in metrics)
@@ -339,6 +298,9 @@ def _runs(
                 )
             )
         config = {k: v for k, v in items[0]["config"].items() if v is not None}
+        part, pair = parts[key]
+        if pair is not None:  # another pair reads the same: the config tells them apart
+            config["pair"] = pair
         if meta.get("description"):
             config["description"] = meta["description"]
         grader = next((i["grader"] for i in items if i["grader"]), None) or meta.get("grader")
@@ -351,11 +313,17 @@ def _runs(
             config=config,
             judge=JudgeInfo(model=grader, provider="promptfoo") if grader else JudgeInfo(),
             created_at=created,
-            part=f"{prompt_label} · {provider}" if len(groups) > 1 else None,
+            part=part if len(groups) > 1 else None,
         )
         cases = unique_case_ids(cases, notices, path=path, repeated="test")
-        cases = rescale_cases(path, cases, options.scales, notices)
         out.append(RunFile(run=replace(run, config=dict(run.config)), cases=tuple(cases)))
+    # a metric's scale is one for the whole file (every pair's values), said once
+    flat = rescale_cases(path, [c for r in out for c in r.cases], options.scales, notices)
+    start = 0
+    for n, run_file in enumerate(out):
+        out[n] = replace(run_file, cases=tuple(flat[start : start + len(run_file.cases)]))
+        start += len(run_file.cases)
+    notices[:] = list(dict.fromkeys(notices))  # a fact of the file, not one line per pair
     return out
 
 

@@ -5,7 +5,9 @@ contexts, answer, ground_truth`. Every other numeric column is a metric, whateve
 (`factual_correctness(mode=f1)` included), except those read as the generic importer reads
 them: an explicit id column (`case_id`, `id`, ...) gives the case ids, `latency_ms` the latency,
 and a column named as describing the case (`prompt_tokens`, `cost_usd`) is case metadata, with
-a notice. A NaN or empty metric cell is a failed metric, an error, not a score. A traces JSON
+a notice. A column of labels (PASS/FAIL, YES/PARTIAL/NO) is a metric as the generic importer
+reads it; one with other words among its labels is metadata, with a notice. A NaN or empty
+metric cell is a failed metric, an error, not a score. A traces JSON
 (`result.traces`) turns faithfulness verdicts into claims.
 """
 
@@ -24,6 +26,7 @@ from typing import Any
 
 from ragtui.core.model import Case, Chunk, Claim, RunFile, Score, StatedFigure, stable_case_id
 from ragtui.importers import _traces
+from ragtui.importers._chunks import chunk_items, has_chunk_objects, read_chunks
 from ragtui.importers._columns import (
     ID_NAMES,
     LATENCY_NAMES,
@@ -34,7 +37,9 @@ from ragtui.importers._columns import (
     is_decimal_comma,
     is_percent,
     kept_as_metadata_notice,
+    labels_beside_text,
     names_a_grade,
+    read_label,
 )
 from ragtui.importers._common import (
     as_number,
@@ -50,6 +55,7 @@ from ragtui.importers._common import (
 )
 from ragtui.importers._tabular import (
     Table,
+    head_table,
     header_columns,
     is_index_column,
     json_keys,
@@ -59,6 +65,7 @@ from ragtui.importers._tabular import (
 )
 from ragtui.importers.base import ImportOptions, Sniff, register
 from ragtui.importers.scales import (
+    UNIT,
     MetricScale,
     Scale,
     conflict_notice,
@@ -182,6 +189,20 @@ def _looks_like_result_repr(text: str) -> bool:
     return False
 
 
+_OBJECTS = (
+    "contexts given as chunk objects (id, text, source, score): RAGAS writes texts only; "
+    "a generic table"
+)
+
+
+def _chunk_objects(rows: list[dict[str, Any]]) -> bool:
+    return any(
+        has_chunk_objects(row.get(column))
+        for row in rows
+        for column in ("contexts", "retrieved_contexts")
+    )
+
+
 class RagasImporter:
     name = "ragas"
     description = "RAGAS evaluate() results (to_pandas() as CSV, JSON or JSONL), v0.1 and v0.2+"
@@ -204,6 +225,9 @@ class RagasImporter:
         metric_names = {k for k in keys if not is_index_column(k)}
         if metric_names and all(_base(k) in KNOWN_METRICS for k in metric_names):
             return Sniff(True)  # a table of RAGAS scores alone
+        rows = head_table(head)[1]
+        if _chunk_objects(rows):  # a harness's own records: the generic importer reads them
+            return Sniff(False, _OBJECTS)
         if {"user_input", "response"} <= keys or {"user_input", "retrieved_contexts"} <= keys:
             return Sniff(True)
         if {"question", "answer"} <= keys and (
@@ -321,6 +345,10 @@ class RagasImporter:
             if is_missing(cell):
                 errors[metric] = "RAGAS produced no score (NaN): the metric failed for this case"
                 continue
+            label = read_label(cell)
+            if label is not None:  # a label column (_metric_columns checked every cell)
+                scores[metric] = Score(value=label[0], raw=cell, label=label[1], scale=UNIT)
+                continue
             raw = as_number(cell)
             assert raw is not None  # _metric_columns checked every cell
             graded = ms.score(raw, raw)
@@ -407,7 +435,13 @@ def _metric_columns(
         written = _scores_as_text(table, column, declared) if not values else None
         if written == "list" and bad is not None:  # "3,4" under a name naming no grade: pages
             notices.append(comma_numbers_notice(path, column, bad[1]))
+        if not values and _all_labels(table, column):  # PASS/FAIL, YES/PARTIAL/NO: a grade
+            metrics[column] = MetricScale(column, UNIT, "default")
+            continue
         if not values and written != "scores":
+            note = labels_beside_text(path, column, [r.get(column) for r in table.rows])
+            if note:  # a grade with other words in it: kept as text, and said
+                notices.append(note)
             continue  # a text column (metadata), or a metric that failed everywhere
         if bad is not None:  # numbers beside text, or scores all written as "85%" or "0,9"
             i, cell = bad
@@ -459,6 +493,11 @@ def _not_a_score(where: str, column: str, cell: Any) -> str:
 
 def _describes_case(column: str, declared: Mapping[str, Scale]) -> bool:
     return column not in declared and _base(column) not in KNOWN_METRICS and describes_case(column)
+
+
+def _all_labels(table: Table, column: str) -> bool:
+    cells = [r.get(column) for r in table.rows if not is_missing(r.get(column))]
+    return bool(cells) and all(read_label(c) is not None for c in cells)
 
 
 def _all_numbers(table: Table, column: str) -> bool:
@@ -554,14 +593,9 @@ def _summary_run(
 def _contexts(path: Path, where: str, column: str, cell: Any) -> tuple[Chunk, ...]:
     if is_missing(cell):
         return ()
-    items = parse_list(cell)
-    if items is None:
-        if not isinstance(cell, str):
-            raise fail(
-                path, f"{where}, column {column!r}: expected a list of chunks, found {cell!r}"
-            )
-        items = [cell]
-    return tuple(Chunk(id=f"c{n}", text=t, rank=n) for n, t in enumerate(items, start=1))
+    if chunk_items(cell) is None and not isinstance(cell, str):
+        raise fail(path, f"{where}, column {column!r}: expected a list of chunks, found {cell!r}")
+    return read_chunks(path, where, column, cell)  # objects (given --format ragas) kept whole
 
 
 def _reference(row: dict[str, Any], column: str) -> str | None:

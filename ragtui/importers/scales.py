@@ -67,11 +67,14 @@ class MetricScale:
     scale: Scale | None  # None: no scale known and the file's values leave [0, 1]
     origin: str  # "tool", "declared" or "default"
     extreme: float | None = None  # with scale None: the value furthest outside [0, 1]
+    unknown: str | None = None  # with scale None: why no scale is known, when not `extreme`
 
     def score(self, number: float, raw: Any, **fields: Any) -> Score | str:
         """A Score normalised to [0, 1], or the error text when the value cannot be one."""
         if not math.isfinite(number):
             return f"score is {number}"
+        if self.scale is None and self.unknown:
+            return f"scale unknown for {self.metric} (value {_show(raw)}): {self.unknown}"
         if self.scale is None:
             return (
                 f"scale unknown for {self.metric} (value {_show(raw)}; this file has values up "
@@ -127,6 +130,11 @@ def scale_notices(
             out.append(
                 f"{path}: {ms.metric} read on {who} scale {fmt(ms.scale)}, normalised "
                 "(v - low) / (high - low); raw values kept"
+            )
+        elif ms.scale is None and ms.unknown:
+            out.append(
+                f"{path}: {ms.metric}: {refused.get(ms.metric, 0)} value(s) not scored, scale "
+                f"unknown: {ms.unknown}"
             )
         elif ms.scale is None:
             out.append(

@@ -294,3 +294,31 @@ def test_wrong_types_anywhere_never_crash(tmp_path: Path) -> None:
             for run_file in run_files:
                 out = write_run_file(tmp_path / "out.ragtui.jsonl", run_file.run, run_file.cases)
                 assert read_run_file(out) == run_file, (path, new)
+
+
+def test_pytest_positional_names_are_no_case_ids(tmp_path: Path) -> None:
+    # `deepeval test run` on @pytest.mark.parametrize("test_case", dataset) names each case by
+    # its place: test_rag[test_case0] is another question in a run whose dataset was reordered
+    files = []
+    for name, order in (("a.json", [0, 1, 2, 3]), ("b.json", [3, 2, 1, 0])):
+        data = json.loads(LATEST.read_text())
+        cases = [data["testRunData"]["testCases"][k] for k in order]
+        for place, tc in enumerate(cases):
+            tc["name"], tc["order"] = f"test_rag[test_case{place}]", place
+        data["testRunData"]["testCases"] = cases
+        (tmp_path / name).write_text(json.dumps(data))
+        files.append(load(tmp_path / name))
+    a, b = ({c.case_id: c for c in run.cases} for run in files)
+    assert set(a) == set(b) == {stable_case_id(q) for q in INPUTS.values()}
+    for case_id, case in a.items():
+        assert b[case_id].question == case.question  # the same question pairs, not the place
+        assert case.metadata["deepeval_name"].startswith("test_rag[test_case")
+    assert any("pytest parametrize" in n for n in DEEPEVAL.last_notices)
+
+
+@pytest.mark.parametrize("name", ["test_rag[refund-late]", "test_rag[refund_late]", "refund01"])
+def test_pytest_names_given_by_ids_stay_case_ids(tmp_path: Path, name: str) -> None:
+    data = json.loads(LATEST.read_text())
+    data["testRunData"]["testCases"][0]["name"] = name
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    assert name in {c.case_id for c in load(tmp_path / "r.json").cases}
