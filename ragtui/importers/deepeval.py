@@ -43,7 +43,9 @@ VERDICTS = {"yes": "SUPPORTED", "idk": "PARTIAL", "borderline": "PARTIAL", "no":
 _DEFAULT_NAME = re.compile(r"test_case_\d+")  # deepeval's positional names: not stable ids
 # a pytest node name whose parameter ids pytest made from the position: `test_rag[test_case0]`
 # (argname + index, as pytest names an LLMTestCase it was given in a list), `[golden3-gpt4]`
-_PYTEST_POSITIONAL = re.compile(r"[^\[\]]*\[[A-Za-z_]\w*?\d+(?:-[A-Za-z_]\w*?\d+)*\]")
+# (each part a word ending in a digit: `\w*(?<=\d)` cannot backtrack, where `\w*?\d+` took
+# quadratic time on a long name of digits)
+_PYTEST_POSITIONAL = re.compile(r"[^\[\]]*\[[A-Za-z_]\w*(?<=\d)(?:-[A-Za-z_]\w*(?<=\d))*\]")
 _SECTION = re.compile(r"(?m)^([A-Za-z][A-Za-z ]*?)(?: \(limit=[^)\n]*\))?:\n(?=\[)")
 _STRING_ITEM = re.compile(r'^\s*"(.*)",?\s*$')
 _CASE_KEYS = (

@@ -322,3 +322,13 @@ def test_pytest_names_given_by_ids_stay_case_ids(tmp_path: Path, name: str) -> N
     data["testRunData"]["testCases"][0]["name"] = name
     (tmp_path / "r.json").write_text(json.dumps(data))
     assert name in {c.case_id for c in load(tmp_path / "r.json").cases}
+
+
+@pytest.mark.timeout(20)
+def test_a_huge_name_is_told_positional_or_not_in_linear_time(tmp_path: Path) -> None:
+    """A case name of a megabyte of digits in brackets: the first pattern for pytest's names
+    backtracked quadratically (16,000 digits took 4 s; a megabyte, hours)."""
+    data = json.loads(LATEST.read_text())
+    data["testRunData"]["testCases"][0]["name"] = "x[a" + "1" * 1_000_000 + "x"
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    assert len(load(tmp_path / "r.json").cases) == len(data["testRunData"]["testCases"])
