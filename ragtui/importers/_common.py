@@ -173,7 +173,28 @@ def unreadable_encoding(path: Path, head: bytes) -> str | None:
                 f"(iconv -f {encoding} -t UTF-8 {name} > {shlex.quote('utf8-' + path.name)}), "
                 "then import that"
             )
-    return None
+    return _not_utf8_text(path, head, name)
+
+
+def _not_utf8_text(path: Path, head: bytes, name: str) -> str | None:
+    """Text in an 8-bit encoding (Excel's "CSV (comma delimited)" writes Windows-1252): the
+    byte, its line and how to convert; binary data (NUL bytes) is left to the sniffers."""
+    if b"\x00" in head:
+        return None
+    try:
+        head.decode("utf-8")
+        return None
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(head) - 4:
+            return None  # a character cut by the end of the head
+        at = exc.start
+    line = head.count(b"\n", 0, at) + 1
+    return (
+        f"{path}:{line}: not UTF-8 text (byte 0x{head[at]:02X} at offset {at}; Excel's "
+        "'CSV (comma delimited)' writes Windows-1252): save it as UTF-8 (Excel: 'CSV UTF-8'; "
+        f"or iconv -f CP1252 -t UTF-8 {name} > {shlex.quote('utf8-' + path.name)}, if that is "
+        "its encoding), then import that"
+    )
 
 
 def decode_text(path: Path, data: bytes) -> str:

@@ -57,8 +57,9 @@ def header_columns(head: bytes) -> list[str] | None:
         text = head[: exc.start].decode("utf-8-sig")
     if not text.strip() or looks_like_json(text) or "\x00" in text:
         return None
+    text, sep = excel_separator(text)
     first = text.splitlines()[0] if text.splitlines() else ""
-    delimiter = _sniff_delimiter(text)
+    delimiter = sep or _sniff_delimiter(text)
     try:
         row = next(csv.reader([first], delimiter=delimiter))
     except (csv.Error, StopIteration):
@@ -111,7 +112,8 @@ def head_table(head: bytes) -> tuple[list[str], list[dict[str, Any]]]:
     columns = header_columns(head)
     if not columns:
         return [], []
-    delimiter = _sniff_delimiter(text)
+    text, sep = excel_separator(text)
+    delimiter = sep or _sniff_delimiter(text)
     try:
         records = _first_records(text, delimiter, 21)
     except csv.Error:
@@ -119,6 +121,18 @@ def head_table(head: bytes) -> tuple[list[str], list[dict[str, Any]]]:
     complete = records[1:-1] if len(head) >= 65536 else records[1:]
     rows = [dict(zip(columns, r, strict=True)) for r in complete if len(r) == len(columns)]
     return columns, rows
+
+
+_EXCEL_SEP = re.compile(r"sep=(.)\r?\n")
+
+
+def excel_separator(text: str) -> tuple[str, str | None]:
+    """Excel's `sep=;` first line (written by its exports for other locales, and read by it
+    as the delimiter): (the text after that line, the delimiter), else (text, None)."""
+    match = _EXCEL_SEP.match(text)
+    if match is None or match.group(1) in '"\r\n':
+        return text, None
+    return text[match.end() :], match.group(1)
 
 
 def _sniff_delimiter(text: str) -> str:
@@ -262,7 +276,9 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _read_csv(path: Path, text: str) -> Table:
-    delimiter = _sniff_delimiter(text)
+    text, sep = excel_separator(text)
+    delimiter = sep or _sniff_delimiter(text)
+    first = 3 if sep else 2  # the line of the first row (the sep line and the header above)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         header = next(reader)
@@ -273,14 +289,15 @@ def _read_csv(path: Path, text: str) -> Table:
             if "field larger than field limit" in str(exc)
             else str(exc)
         )
-        raise fail(path, f"line {reader.line_num}: not valid CSV ({detail})") from None
+        line = reader.line_num + first - 2
+        raise fail(path, f"line {line}: not valid CSV ({detail})") from None
     header = [h.strip() for h in header]
     if len(header) < 2:
         raise fail(path, f"expected a table with several columns, found header {header!r}")
     skip = index_prefix(header)
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
-    for number, cells in enumerate(body, start=2):
+    for number, cells in enumerate(body, start=first):
         if not any(c.strip() for c in cells):
             continue
         if len(cells) != len(header):
