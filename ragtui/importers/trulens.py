@@ -204,7 +204,18 @@ def _case(
     errors: dict[str, str] = {}
     claims: list[Claim] = []
     metadata: dict[str, Any] = {"trulens_record_id": str(record_id)}
+    named: dict[str, list[str]] = {}
+    for metric, status, result, _, _ in results:
+        named.setdefault(metric, []).append(repr(result) if status == "done" else str(status))
     for metric, status, result, error, calls in results:
+        if len(named[metric]) > 1:  # two feedback definitions of one name: which one is it?
+            scores.pop(metric, None)
+            errors[metric] = (
+                f"{len(named[metric])} feedback results named {metric!r} for this record "
+                f"({', '.join(named[metric][:4])}): two feedback definitions share the name, "
+                "so which one is the grade is unknown; give them distinct names"
+            )
+            continue
         if status == "done" and isinstance(result, int | float) and not isinstance(result, bool):
             graded = scales[metric].score(float(result), result, reason=_reason(calls))
             if isinstance(graded, Score):

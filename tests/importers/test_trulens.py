@@ -82,3 +82,32 @@ def test_corrupt_database_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ImportFormatError) as info:
         load_file(db, "trulens")
     assert str(info.value).startswith(str(db)) and "\n" not in str(info.value)
+
+
+def test_two_feedbacks_of_one_name_on_a_record_are_an_error_not_the_last(tmp_path: Path) -> None:
+    """Two feedback definitions named "Groundedness" (say, two providers) graded one record:
+    the later silently replaced the earlier; with one failed, the case held a score and an
+    error for the metric at once. Which is the grade is unknown: an error naming both."""
+    import shutil
+
+    db = tmp_path / "two.sqlite"
+    shutil.copy(DB, db)
+    with sqlite3.connect(db) as con:
+        record, result = con.execute(
+            "SELECT record_id, result FROM trulens_feedbacks WHERE name = 'Groundedness' "
+            "AND status = 'done' ORDER BY last_ts LIMIT 1"
+        ).fetchone()
+        con.execute(
+            "INSERT INTO trulens_feedbacks SELECT 'dup-1', record_id, 'other-def', last_ts + 1, "
+            "'done', NULL, calls_json, 0.9, name, cost_json, multi_result FROM trulens_feedbacks "
+            "WHERE record_id = ? AND name = 'Groundedness'",
+            [record],
+        )
+    cases = [c for r in load_file(db) for c in r.cases]
+    (case,) = [c for c in cases if c.metadata["trulens_record_id"] == record]
+    assert "groundedness" not in case.scores
+    said = case.errors["groundedness"]
+    assert said.startswith(f"2 feedback results named 'groundedness' for this record ({result!r}")
+    assert "0.9" in said and "give them distinct names" in said
+    others = [c for c in cases if c is not case and "groundedness" in c.scores]
+    assert others  # the other records keep their grade
