@@ -203,6 +203,43 @@ def judged_case(case: Case, outcomes: Sequence[Outcome]) -> Case:
     )
 
 
+def mended_case(earlier: Case, outcomes: Sequence[Outcome]) -> Case:
+    """`earlier` (a case the batch wrote with grades the judge failed) with the grades asked
+    again put in; every other grade stays exactly as it was written (a noise rerun must never
+    replace a grade it already has, and no other grade was asked of the judge)."""
+    asked = {o.metric for o in outcomes}
+    fresh = judged_case(earlier, outcomes)
+
+    def kept(names: object) -> list[str]:
+        items = names if isinstance(names, list) else []
+        return [m for m in items if isinstance(m, str) and m not in asked]
+
+    metadata = dict(earlier.metadata)
+    for key in ("parse_failures", JUDGE_FAILURES):
+        merged = sorted(set(kept(earlier.metadata.get(key))) | set(fresh.metadata.get(key, [])))
+        if merged:
+            metadata[key] = merged
+        else:
+            metadata.pop(key, None)
+    return replace(
+        earlier,
+        scores={**{m: s for m, s in earlier.scores.items() if m not in asked}, **fresh.scores},
+        claims=tuple(c for c in earlier.claims if c.metric not in asked) + fresh.claims,
+        errors={**{m: e for m, e in earlier.errors.items() if m not in asked}, **fresh.errors},
+        metadata=metadata,
+    )
+
+
+def _grade_kinds(case: Case, metrics: Sequence[str]) -> list[str]:
+    """What a written case holds for each metric: "scored", "parse_failure" or "error"."""
+    failures = case.metadata.get("parse_failures")
+    parse = set(failures) if isinstance(failures, list) else set()
+    return [
+        "parse_failure" if m in parse else "scored" if m in case.scores else "error"
+        for m in metrics
+    ]
+
+
 def batch_run(
     parent: Run,
     judge: JudgeConfig,
@@ -304,6 +341,9 @@ async def judge_run(
     # the first cases of the batch, in case order (not in the order they finish, which load
     # and retries shuffle): index -> the error every grade failed with, or None if graded
     first: dict[int, str | None] = {}
+    # cases this run wrote with grades the judge failed: the next run asks again for those
+    # grades, so the journal (the only copy of a noise rerun's replies) must stay
+    written_with_failures: set[str] = set()
     try:
         # cases not in the file yet, and those in it with grades the judge failed (graded again;
         # their line is replaced at the end only if the judge answers more of them this time)
@@ -320,35 +360,41 @@ async def judge_run(
 
         async def worker() -> None:
             for index, case in pending:  # one shared iterator: each case goes to one worker
-                outcomes = await _all_or_none([grader.grade(m, case) for m in chosen])
                 earlier = retry.get(case.case_id)
-                # what was asked of the judge: for a case graded before, the grades it failed
-                # (the others come from the batch's journal and say nothing of the judge now)
+                # a case graded before is asked only for the grades the judge failed; the
+                # grades it has stay as they were written
                 again = None if earlier is None else set(_judge_failures(earlier))
-                asked = [o for o in outcomes if again is None or o.metric in again]
-                failed = bool(asked) and all(o.judge_failed for o in asked)
+                ask = [m for m in chosen if again is None or m.name in again]
+                outcomes = await _all_or_none([grader.grade(m, case) for m in ask])
+                failed = bool(outcomes) and all(o.judge_failed for o in outcomes)
                 if index < STOP_AFTER_FAILED_CASES:
-                    first[index] = str(asked[-1].error) if failed else None
+                    first[index] = str(outcomes[-1].error) if failed else None
                     _stop_if_the_judge_is_dead(judge, first)
-                new = judged_case(case, outcomes)
                 if earlier is not None:
+                    new = mended_case(earlier, outcomes)
                     state.retried += 1
                     if len(_judge_failures(new)) < len(_judge_failures(earlier)):
                         better[case.case_id] = new  # put in place when the batch closes
                     state.partial += bool(_judge_failures(better.get(case.case_id, earlier)))
-                elif outcomes and all(o.judge_failed for o in outcomes):
-                    # nothing graded: written, it would count as done and never be retried
-                    state.left_out += 1
+                    # the case's grades as the file will hold them (those kept, those asked)
+                    kinds = _grade_kinds(
+                        better.get(case.case_id, earlier), [m.name for m in chosen]
+                    )
                 else:
-                    await _append(appender, new, write_lock)
-                    state.partial += any(o.judge_failed for o in outcomes)
-                for o in outcomes:
-                    if o.kind == "scored":
-                        state.scored += 1
-                    elif o.kind == "parse_failure":
-                        state.parse_failures += 1
+                    new = judged_case(case, outcomes)
+                    kinds = [o.kind for o in outcomes]
+                    if outcomes and all(o.judge_failed for o in outcomes):
+                        # nothing graded: written, it would count as done and never be retried
+                        state.left_out += 1
                     else:
-                        state.errors += 1
+                        await _append(appender, new, write_lock)
+                        if any(o.judge_failed for o in outcomes):
+                            state.partial += 1
+                            written_with_failures.add(case.case_id)
+                state.scored += kinds.count("scored")
+                state.parse_failures += kinds.count("parse_failure")
+                state.errors += kinds.count("error")
+                for o in outcomes:
                     if o.error and len(samples) < MAX_ERROR_SAMPLES and o.error not in seen_errors:
                         seen_errors.add(o.error)
                         samples.append(f"{case.case_id} {o.metric}: {o.error}")
@@ -362,10 +408,15 @@ async def judge_run(
         workers = max(1, min(2 * judge.concurrency, len(todo)))
         await _all_or_none([worker() for _ in range(workers)])
     finally:
-        # the journal stays while grades remain to retry, in this run's cases or in others of
-        # the file (a --case run): the replies so far are in it
+        # the journal stays while grades remain to retry, in the cases this run wrote, in
+        # those it retried, or in others of the file (a --case run): the replies so far are in it
         unmended = [c for c in appender.retryable if _judge_failures(better.get(c) or retry[c])]
-        finished = state.done == state.total and not state.left_out and not unmended
+        finished = (
+            state.done == state.total
+            and not state.left_out
+            and not unmended
+            and not written_with_failures
+        )
         empty = not appender.done
 
         async def close() -> None:

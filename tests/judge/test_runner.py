@@ -522,3 +522,46 @@ async def test_a_stopped_batch_resends_only_the_calls_in_flight(
     assert len(again) == len(set(again))
     assert len(read_run_file(result.path).cases) == 6
     assert not (store.folder / f".{result.path.name}.replies").exists()  # gone once complete
+
+
+@pytest.mark.parametrize("journal_lost", [False, True])
+async def test_a_noise_rerun_s_resume_asks_only_the_failed_grades_and_keeps_the_others(
+    store: Store, fake_judge: FakeJudge, journal_lost: bool
+) -> None:
+    """Audit finding: a noise rerun wrote case-02 with its relevance failed and deleted its
+    reply journal as if complete (the check looked only at cases already in the file when it
+    opened); the resume (cache bypassed) asked case-02's faithfulness again and overwrote the
+    grade it had. Here the judge answers faithfulness differently on every call: the resume
+    must ask only case-02's relevance, and case-02's faithfulness must stay as first written,
+    even when the journal is gone (a file a batch before this fix left)."""
+    from itertools import count
+
+    calls = count()
+    refuse = {"on": True}
+
+    def answer(request: object) -> Reply | Fault:
+        prompt = request.prompt  # type: ignore[attr-defined]
+        if "1 to 5" in prompt:
+            if refuse["on"] and "ANSWER-02" in prompt:
+                return Fault(400, body="temporarily rejected")
+            return Reply("4")
+        return Reply(["YES", "NO", "PARTIAL"][next(calls) % 3])  # a new grade on every call
+
+    fake_judge.responder = answer
+    cfg = judge(fake_judge)
+    first = await judge_run(store, "base", cfg, metrics=METRICS2, kind="rerun", index=1)
+    written = {c.case_id: c for c in read_run_file(first.path).cases}["case-02"]
+    assert set(written.scores) == {"faithfulness"} and "answer_relevance" in written.errors
+    journal = store.folder / f".{first.path.name}.replies"
+    assert journal.exists()  # a grade is still to ask: the replies so far stay
+    if journal_lost:
+        journal.unlink()
+    fake_judge.reset()
+    refuse["on"] = False
+    again = await judge_run(store, "base", cfg, metrics=METRICS2, kind="rerun", index=1)
+    assert _pairs(fake_judge) == [("ANSWER-02", "answer_relevance")]
+    cases = {c.case_id: c for c in read_run_file(again.path).cases}
+    assert cases["case-02"].scores["faithfulness"] == written.scores["faithfulness"]
+    assert cases["case-02"].scores["answer_relevance"].value == 0.75 and not cases["case-02"].errors
+    assert (again.progress.scored, again.progress.errors, again.progress.partial) == (2, 0, 0)
+    assert not journal.exists()  # every grade in: the journal goes
