@@ -32,7 +32,7 @@ from ragtui.format.text import plural
 from ragtui.judge.client import JudgeClient, JudgeError, JudgeUnreachable
 from ragtui.judge.journal import ReplyJournal
 from ragtui.judge.metrics import DEFAULT_METRICS, METRICS, Metric, NotGradable, Outcome, get_metrics
-from ragtui.judge.prompts import combined_hash
+from ragtui.judge.prompts import PROMPT_SET_HASH, combined_hash, same_judge
 
 MAX_ERROR_SAMPLES = 5
 # A batch whose first cases all fail every grade the same way (a wrong model, a server that
@@ -250,7 +250,9 @@ def batch_run(
 ) -> Run:
     """The header of a re-judge (or of rerun number `index`); its id is deterministic."""
     names = sorted(m.name for m in metrics)
-    prompt_hash = combined_hash([m.prompt for m in metrics])
+    # the hash of the chosen metrics' prompts: in the id (as ever, so the same command finds
+    # the file an earlier version began) and in the config key of another judge's runs
+    chosen_hash = combined_hash([m.prompt for m in metrics])
     material = [
         parent.id,
         kind,
@@ -259,7 +261,7 @@ def batch_run(
         judge.model,
         judge.temperature,
         names,
-        prompt_hash,
+        chosen_hash,
     ]
     stamp = _sha(json.dumps(material))[:6]
     run_id = f"{parent.id}{DERIVED}{kind}-{_slug(judge.name)}-{stamp}"
@@ -267,11 +269,16 @@ def batch_run(
     if index is not None:
         run_id += f"-{index}"
         name += f" rerun {index}"
-    info = JudgeInfo(model=judge.model, provider=judge.provider, prompt_hash=prompt_hash)
-    # Same judge model and prompts as the parent: a true replicate, so it joins the parent's
-    # config group; otherwise the judge is part of what was configured.
-    same_judge = (parent.judge.model, parent.judge.prompt_hash) == (judge.model, prompt_hash)
-    config_key = parent.config_key if same_judge else derive_config_key(parent.config, info)
+    # the header names the prompt set, not the metrics: a re-judge of some metrics by the same
+    # judge is the same judge for those metrics
+    info = JudgeInfo(model=judge.model, provider=judge.provider, prompt_hash=PROMPT_SET_HASH)
+    # Same judge model and prompts as the parent (whichever metrics either graded): a true
+    # replicate, so it joins the parent's config group; otherwise the judge is part of what was
+    # configured (keyed, as before, by the chosen metrics' prompts).
+    if same_judge(parent.judge, info):
+        config_key = parent.config_key
+    else:
+        config_key = derive_config_key(parent.config, replace(info, prompt_hash=chosen_hash))
     return Run(
         id=run_id,
         name=name,

@@ -21,6 +21,7 @@ from ragtui.core.queries import DERIVED
 from ragtui.core.store import Store
 from ragtui.judge.client import JudgeClient
 from ragtui.judge.noise import MetricNoise, pipeline_rerun, rerun_noise
+from ragtui.judge.prompts import same_judge
 from ragtui.judge.runner import BatchResult, Progress, default_metrics, judge_run, noise_reruns
 from ragtui.services import comparing
 from ragtui.services.workspace import Workspace
@@ -192,8 +193,8 @@ async def noise_check(
 
 
 def _same_judge(a: Run, b: Run) -> bool:
-    """Graded by the same judge model with the same prompts."""
-    return (a.judge.model, a.judge.prompt_hash) == (b.judge.model, b.judge.prompt_hash)
+    """Graded by the same judge model with the same prompts (for the metrics both graded)."""
+    return same_judge(a.judge, b.judge)
 
 
 def _other_judge(store: Store, run_id: str, rerun_id: str) -> str | None:

@@ -555,3 +555,62 @@ def test_the_noise_floor_leaves_out_a_run_of_the_config_with_new_answers(
     again = json.loads(invoke("noise", "base", *args, "-k", "2").stdout)
     [noise] = again["noise"]
     assert "regen" not in again["reruns"] and len(noise["means"]) == 2
+
+
+def _legacy_header(path: Path, metrics: list[str]) -> None:
+    """Rewrite a re-judge's header as an earlier version wrote it: its prompt hash over the
+    prompts of the metrics it graded only."""
+    from ragtui.judge.metrics import METRICS
+    from ragtui.judge.prompts import combined_hash
+
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["judge"]["prompt_hash"] = combined_hash([METRICS[m].prompt for m in metrics])
+    path.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_a_noise_check_of_some_metrics_is_the_same_judge_as_the_re_judge_it_reruns(
+    tmp_path: Path, server: FakeJudge, legacy: bool
+) -> None:
+    """Audit finding: the run-level prompt hash covered only the metrics chosen, so a noise
+    check of faithfulness alone, by the judge and prompts that re-judged the run on two
+    metrics, was taken for another judge: the re-judge left out of its own reruns and a line
+    saying its floor was another judge's. The same judge model and per-metric prompts are one
+    judge for the metrics they share (also for a re-judge file an earlier version wrote)."""
+    runs = make_runs(tmp_path / "runs", n=6)
+    server.when("Q2?", "2")
+    server.when("1 to 5", "4")
+    two = ("-m", "faithfulness", "-m", "answer_relevance")
+    assert invoke("rejudge", "base", str(runs), *adhoc(server), *two).exit_code == 0
+    [path] = runs.glob("base--rejudge-*.ragtui.jsonl")
+    if legacy:
+        _legacy_header(path, ["faithfulness", "answer_relevance"])
+    rejudge = read_run_file(path).run
+    result = invoke(
+        "noise", rejudge.id, str(runs), *adhoc(server), "-k", "2", "-m", "faithfulness", "--json"
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["reruns"][0] == rejudge.id and len(data["reruns"]) == 3  # the run and 2 reruns
+    assert data["note"] is None  # no "the noise floor is judge-1's" line
+    headers = {r.id: r for r in (read_run_file(f).run for f in runs.glob("*.ragtui.jsonl"))}
+    assert [headers[r].config_key for r in data["reruns"]] == [rejudge.config_key] * 3
+
+
+def test_a_re_judge_of_some_metrics_counts_under_its_judge_in_a_comparison(
+    tmp_path: Path, server: FakeJudge
+) -> None:
+    """A re-judged on two metrics, B on faithfulness alone, by one judge: the comparison shows
+    the faithfulness verdict under that judge beside the runs' own (it looked for a re-judge
+    of B with the same two-metric hash and found none)."""
+    runs = make_runs(tmp_path / "runs", n=8)
+    two = ("-m", "faithfulness", "-m", "answer_relevance")
+    assert invoke("rejudge", "base", str(runs), *adhoc(server), *two).exit_code == 0
+    assert invoke("rejudge", "cand", str(runs), *adhoc(server), "-m", "faithfulness").exit_code == 0
+    result = invoke("compare", "base", "cand", str(runs), "-m", "faithfulness", "--json")
+    data = json.loads(result.stdout)
+    [a] = (read_run_file(f).run.id for f in runs.glob("base--rejudge-*.ragtui.jsonl"))
+    [b] = (read_run_file(f).run.id for f in runs.glob("cand--rejudge-*.ragtui.jsonl"))
+    under = [(j["judge"].split(" ")[0], j["a"], j["b"], j["metric"]) for j in data["judges"]]
+    assert ("judge-1", a, b, "faithfulness") in under

@@ -15,7 +15,7 @@ from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.core.store import Store
 from ragtui.judge.client import JudgeUnreachable
 from ragtui.judge.metrics import METRICS
-from ragtui.judge.prompts import combined_hash
+from ragtui.judge.prompts import PROMPT_SET_HASH
 from ragtui.judge.runner import Progress, judge_run, noise_reruns, rejudge_case
 from tests.fakejudge import FakeJudge, Fault, Reply
 
@@ -83,7 +83,7 @@ async def test_rejudge_label_mode_writes_and_indexes_a_run(
     assert result.path.parent == store.folder and result.path.name == run_file_name(rf.run.id)
     assert rf.run.kind == "rejudge" and rf.run.parent == "base"
     assert rf.run.judge.model == "judge-1" and rf.run.judge.provider == provider
-    assert rf.run.judge.prompt_hash == METRICS["faithfulness"].prompt.hash
+    assert rf.run.judge.prompt_hash == PROMPT_SET_HASH  # the prompt set, not the metrics
     values = {c.case_id: c.scores["faithfulness"].value for c in rf.cases}
     assert values == {
         "case-00": 1.0,
@@ -93,7 +93,9 @@ async def test_rejudge_label_mode_writes_and_indexes_a_run(
         "case-04": 1.0,
         "case-05": 1.0,
     }
-    assert {c.scores["faithfulness"].prompt_hash for c in rf.cases} == {rf.run.judge.prompt_hash}
+    assert {c.scores["faithfulness"].prompt_hash for c in rf.cases} == {
+        METRICS["faithfulness"].prompt.hash
+    }
     assert [c.answer for c in sorted(rf.cases, key=lambda c: c.case_id)] == [
         c.answer for c in make_cases(6)
     ]
@@ -133,8 +135,10 @@ async def test_claim_mode_and_reference_errors(store: Store, fake_judge: FakeJud
     assert len(fake_judge.chat_requests()) == 9  # no call for cases without a reference
     bodies = [r.body for r in fake_judge.chat_requests()]
     assert all("response_format" not in b and b["stream"] is False for b in bodies)
-    assert rf.run.judge.prompt_hash == combined_hash(
-        [METRICS["faithfulness_claims"].prompt, METRICS["context_recall"].prompt]
+    assert rf.run.judge.prompt_hash == PROMPT_SET_HASH
+    case = rf.cases[0]
+    assert (
+        case.scores["faithfulness_claims"].prompt_hash == METRICS["faithfulness_claims"].prompt.hash
     )
 
 
