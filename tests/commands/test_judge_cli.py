@@ -20,7 +20,7 @@ from ragtui.cli import cli
 from ragtui.core.model import Case, Chunk, JudgeInfo, Run, Score
 from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.trust import user_config_path
-from tests.fakejudge import FakeJudge
+from tests.fakejudge import FakeJudge, Fault
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs"
 
@@ -614,3 +614,27 @@ def test_a_re_judge_of_some_metrics_counts_under_its_judge_in_a_comparison(
     [b] = (read_run_file(f).run.id for f in runs.glob("cand--rejudge-*.ragtui.jsonl"))
     under = [(j["judge"].split(" ")[0], j["a"], j["b"], j["metric"]) for j in data["judges"]]
     assert ("judge-1", a, b, "faithfulness") in under
+
+
+def test_noise_counts_the_grades_of_a_case_whose_every_grade_failed(
+    tmp_path: Path, server: FakeJudge
+) -> None:
+    """Audit finding: a case the judge failed entirely (a prompt too long: HTTP 400) is left
+    out of each rerun's file, so the noise line and `noise --json` counted none of its grades
+    as errors, while a case with one failed grade was counted. Here c03 fails every grade and
+    c05 its relevance only, in both reruns: faithfulness has 1 error per rerun, relevance 2,
+    and the JSON says per rerun how many cases were left out and how many are partial."""
+    runs = make_runs(tmp_path / "runs", n=8)
+    server.when("ANSWER-03", Fault(400, body="context length exceeded"))
+    server.when("Q5?", Fault(400, body="context length exceeded"))
+    server.when("1 to 5", "4")
+    args = ("noise", "base", str(runs), *adhoc(server), "-k", "2")
+    two = ("-m", "faithfulness", "-m", "answer_relevance")
+    data = json.loads(invoke(*args, *two, "--json").stdout)
+    errors = {m["metric"]: (m["errors"], m["n"]) for m in data["noise"]}
+    assert errors == {"faithfulness": ([1, 1], 7), "answer_relevance": ([2, 2], 6)}
+    counts = [(b["left_out"], b["partial"], b["scored"], b["errors"]) for b in data["batches"]]
+    assert counts == [(1, 1, 13, 3)] * 2  # 8 cases x 2 metrics = 16 grades
+    text = invoke(*args, *two).stdout
+    assert re.search(r"faithfulness: .* · 2 errored scores left out", text)
+    assert re.search(r"answer_relevance: .* · 4 errored scores left out", text)
