@@ -296,6 +296,8 @@ def _batch_json(result: BatchResult) -> dict[str, Any]:
         "retried": p.retried,
         "cached": p.cached,
         "seconds": round(result.seconds, 3),
+        # per kind of error: the cases and metrics that failed with it, then the error
+        "error_samples": list(result.error_samples),
     }
 
 

@@ -342,8 +342,9 @@ async def judge_run(
     journal = await asyncio.to_thread(ReplyJournal, path)
     grader = Grader(client, store, use_cache=kind != "rerun", journal=journal)
     state = Progress(run_id=run.id, total=len(cases))
-    samples: list[str] = []
-    seen_errors: set[str] = set()
+    # per error (the first MAX_ERROR_SAMPLES kinds), every "case metric" that failed with it:
+    # a refusal that is one case's (a prompt too long) is said for each case it hits
+    failures: dict[str, list[str]] = {}
     write_lock = asyncio.Lock()
     # the first cases of the batch, in case order (not in the order they finish, which load
     # and retries shuffle): index -> the error every grade failed with, or None if graded
@@ -374,7 +375,9 @@ async def judge_run(
                 ask = [m for m in chosen if again is None or m.name in again]
                 outcomes = await _all_or_none([grader.grade(m, case) for m in ask])
                 failed = bool(outcomes) and all(o.judge_failed for o in outcomes)
-                if index < STOP_AFTER_FAILED_CASES:
+                # the stop rule reads cases never judged only: retried grades failing alike are
+                # likely one case's trouble (a prompt too long), and would stop every resume
+                if earlier is None and index < STOP_AFTER_FAILED_CASES:
                     first[index] = str(outcomes[-1].error) if failed else None
                     _stop_if_the_judge_is_dead(judge, first)
                 if earlier is not None:
@@ -402,9 +405,8 @@ async def judge_run(
                 state.parse_failures += kinds.count("parse_failure")
                 state.errors += kinds.count("error")
                 for o in outcomes:
-                    if o.error and len(samples) < MAX_ERROR_SAMPLES and o.error not in seen_errors:
-                        seen_errors.add(o.error)
-                        samples.append(f"{case.case_id} {o.metric}: {o.error}")
+                    if o.error and (o.error in failures or len(failures) < MAX_ERROR_SAMPLES):
+                        failures.setdefault(o.error, []).append(f"{case.case_id} {o.metric}")
                 state.done += 1
                 state.cached = grader.cached
                 state.case_id = case.case_id
@@ -449,7 +451,7 @@ async def judge_run(
         path=path,
         progress=state,
         calls=client.calls,
-        error_samples=samples,
+        error_samples=[f"{_places(where)}: {error}" for error, where in failures.items()],
         metrics=[m.name for m in chosen],
         seconds=asyncio.get_running_loop().time() - started,
         notices=list(appender.notices),
@@ -508,6 +510,13 @@ async def noise_reruns(
                 )
             )
     return results
+
+
+def _places(where: list[str], most: int = 8) -> str:
+    """ "case-01 faithfulness, case-04 faithfulness and 3 more", in case order."""
+    where = sorted(where)
+    text = ", ".join(where[:most])
+    return text + (f" and {len(where) - most} more" if len(where) > most else "")
 
 
 def _stop_if_the_judge_is_dead(judge: JudgeConfig, first: dict[int, str | None]) -> None:

@@ -283,19 +283,56 @@ async def test_a_retry_that_fails_again_or_another_case_s_run_leaves_the_file_as
 async def test_a_dead_judge_still_stops_a_batch_that_retries_grades(
     store: Store, fake_judge: FakeJudge
 ) -> None:
-    """Cases 0-2 have a failed grade; then the judge answers 500 to everything. The retried
-    grades fail alike, so the batch stops after the first three cases as a fresh one would
-    (their other grades come from the journal and say nothing of the judge now), and no case
-    leaves the file."""
+    """Cases 0-2 were judged (a --case run) with a failed grade each; then the judge answers
+    500 to everything. The cases never judged (3-5) come first and fail alike, so the batch
+    stops as a fresh one would, and no case leaves the file."""
     from ragtui.judge.client import JudgeError
 
-    first = await _one_grade_failed(store, fake_judge, days=(0, 1, 2))
+    for day in (0, 1, 2):
+        fake_judge.when(f"Refunds take {day} days.", Fault(500, body="overloaded"))
+    fake_judge.when("Question", "4")
+    wanted = ["case-00", "case-01", "case-02"]
+    first = await judge_run(store, "base", judge(fake_judge), metrics=METRICS2, case_ids=wanted)
+    assert first.progress.partial == 3
     fake_judge.reset()
     fake_judge.default = Fault(500)
     with pytest.raises(JudgeError, match="the first 3 cases failed every grade"):
         await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
-    assert len(fake_judge.chat_requests()) <= 3 * 2 * judge(fake_judge).concurrency
-    assert len(read_run_file(first.path).cases) == 6
+    assert len(fake_judge.chat_requests()) <= 3 * 2 * 2 * judge(fake_judge).concurrency
+    assert len(read_run_file(first.path).cases) == 3
+
+
+async def test_a_resume_of_grades_one_case_s_4xx_refuses_reports_each_case_and_goes_on(
+    store: Store, fake_judge: FakeJudge
+) -> None:
+    """Audit finding: three cases' relevance prompts are always refused (HTTP 400, too long);
+    every resume then held only those three, and the three alike refusals tripped the stop
+    ("the first 3 cases failed every grade") on every run: exit 1 blaming the judge. Retried
+    grades are not read by the stop rule: the resume ends, asks each refused grade once more,
+    and names each case it failed for; the rest of the file stays as it was."""
+    from ragtui.judge.client import JudgeError
+
+    for i in (1, 3, 5):
+        fake_judge.when(f"Question {i}?", Fault(400, body="prompt too long"))
+    fake_judge.when("Question", "4")
+    first = await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
+    assert first.progress.partial == 3
+    before = first.path.read_bytes()
+    fake_judge.reset()
+    for i in (1, 3, 5):
+        fake_judge.when(f"Question {i}?", Fault(400, body="prompt too long"))
+    try:
+        again = await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
+    except JudgeError as exc:
+        pytest.fail(f"a resume of one-case refusals stopped the batch: {exc}")
+    assert sorted(answers_of(fake_judge)) == ["ANSWER-01", "ANSWER-03", "ANSWER-05"]
+    assert (again.progress.retried, again.progress.partial) == (3, 3)
+    assert first.path.read_bytes() == before
+    [sample] = again.error_samples
+    assert sample.startswith(
+        "case-01 answer_relevance, case-03 answer_relevance, case-05 answer_relevance: "
+    )
+    assert sample.endswith("HTTP 400: prompt too long")
 
 
 async def test_retried_grades_failing_alike_do_not_stop_cases_never_judged(
