@@ -201,8 +201,12 @@ class Builder:
         ids = [a_id, b_id, *sib_a, *sib_b]
         grid = ScoreGrid(store.scores(ids, names, ordered=False), ids, names)
         self.grid, self.ids = grid, ids
+        # a cached copy: every score equal over the same answers; equal scores over other
+        # answers are a judge grading them alike (each metric's own line says so)
         if names and grid.case_ids.size and grid.same(0, 1):
-            out.warnings.append(IdenticalRuns())
+            prints = store.answer_fingerprints([a_id, b_id])
+            if prints.get(a_id) == prints.get(b_id):
+                out.warnings.append(IdenticalRuns())
         rows_a = replicates(grid, [0, *(grid.runs[r] for r in sib_a)], ids, "A", out.warnings)
         rows_b = replicates(grid, [1, *(grid.runs[r] for r in sib_b)], ids, "B", out.warnings)
         out.reruns_a, out.reruns_b = [ids[i] for i in rows_a], [ids[i] for i in rows_b]

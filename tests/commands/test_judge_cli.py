@@ -638,3 +638,23 @@ def test_noise_counts_the_grades_of_a_case_whose_every_grade_failed(
     text = invoke(*args, *two).stdout
     assert re.search(r"faithfulness: .* · 2 errored scores left out", text)
     assert re.search(r"answer_relevance: .* · 4 errored scores left out", text)
+
+
+def test_two_runs_a_judge_grades_alike_are_not_called_a_cached_copy(
+    tmp_path: Path, server: FakeJudge
+) -> None:
+    """Audit finding (the Noise screen): a judge that says YES to everything gives A and B the
+    same score on every case, and the comparison said "B is identical to A on every score: a
+    cached copy, not a new run" though B's answers differ from A's. Equal scores over other
+    answers are no cached copy: the per-metric line says what equal grades can mean."""
+    runs = make_runs(tmp_path / "runs", n=8)
+    server.default = "YES"
+    for run in ("base", "cand"):
+        assert (
+            invoke("rejudge", run, str(runs), *adhoc(server), "-m", "faithfulness").exit_code == 0
+        )
+    [a] = (read_run_file(f).run.id for f in runs.glob("base--rejudge-*.ragtui.jsonl"))
+    [b] = (read_run_file(f).run.id for f in runs.glob("cand--rejudge-*.ragtui.jsonl"))
+    text = invoke("compare", a, b, str(runs)).stdout
+    assert "B is identical to A on every score" not in text
+    assert "faithfulness: B equals A on all 8 cases" in text
