@@ -606,3 +606,43 @@ async def test_a_noise_rerun_s_resume_asks_only_the_failed_grades_and_keeps_the_
     assert cases["case-02"].scores["answer_relevance"].value == 0.75 and not cases["case-02"].errors
     assert (again.progress.scored, again.progress.errors, again.progress.partial) == (2, 0, 0)
     assert not journal.exists()  # every grade in: the journal goes
+
+
+async def test_a_batch_removes_the_part_files_a_killed_write_left_and_only_those(
+    store: Store, fake_judge: FakeJudge, tmp_path: Path
+) -> None:
+    """Audit finding: a kill during a rewrite left a hidden `.tmp-XXXXXXXX.ragtui.jsonl.part`
+    (as large as the run) that nothing removed or reported. A batch now removes such files and
+    says so; it leaves a link of that name (and what it points to), a part file a live writer
+    holds locked, one written a moment ago, and any other name."""
+    import fcntl
+    import os
+
+    folder = store.folder
+    old = 1_000_000_000.0  # 2001: long untouched
+
+    def part(name: str, *, age: float | None = old) -> Path:
+        path = folder / name
+        path.write_text("{half a run\n")
+        if age is not None:
+            os.utime(path, (age, age))
+        return path
+
+    stale = part(".tmp-ab12cd_9.ragtui.jsonl.part")
+    young = part(".tmp-young123.ragtui.jsonl.part", age=None)
+    other = part(".tmp-notours.txt")
+    live = part(".tmp-livewrit.ragtui.jsonl.part")
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep me")
+    link = folder / ".tmp-linkname.ragtui.jsonl.part"
+    link.symlink_to(target)
+    os.utime(link, (old, old), follow_symlinks=False)
+    with open(live, "rb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a writer holds it
+        result = await judge_run(store, "base", judge(fake_judge), metrics=["faithfulness"])
+    assert not stale.exists()
+    assert young.exists() and other.exists() and live.exists()
+    assert link.is_symlink() and target.read_text() == "keep me"
+    assert result.notices == [
+        f"removed 1 temporary file an interrupted write left in {folder}: {stale.name}"
+    ]
