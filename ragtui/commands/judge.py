@@ -169,23 +169,7 @@ def rejudge_command(
             )
         notices = _notices([result])
         if as_json:
-            p = result.progress
-            summary = {
-                "run_id": result.run_id,
-                "path": str(result.path) if result.path.exists() else None,
-                "cases": p.total,
-                "resumed": p.resumed,
-                "scored": p.scored,
-                "parse_failures": p.parse_failures,
-                "errors": p.errors,
-                "left_out": p.left_out,
-                "partial": p.partial,
-                "retried": p.retried,
-                "cached": p.cached,
-                "seconds": round(result.seconds, 3),
-                "notices": notices,
-            }
-            emit_json(summary, workspace)
+            emit_json(_batch_json(result) | {"notices": notices}, workspace)
         else:
             _report(result)
 
@@ -295,6 +279,28 @@ def _print_comparison(check: NoiseCheck) -> None:
     print_comparison(check.comparison)
 
 
+def _batch_json(result: BatchResult) -> dict[str, Any]:
+    """A batch's counts: grades (case x metric) scored, parse failures and errors, which add up
+    to every grade asked, left-out cases' included."""
+    p = result.progress
+    return {
+        "run_id": result.run_id,
+        "path": str(result.path) if result.path.exists() else None,
+        "cases": p.total,
+        "resumed": p.resumed,
+        "scored": p.scored,
+        "parse_failures": p.parse_failures,
+        "errors": p.errors,
+        "left_out": p.left_out,  # cases whose every grade failed: not in the file
+        "partial": p.partial,  # cases in the file with grades the judge failed
+        "retried": p.retried,
+        "cached": p.cached,
+        "seconds": round(result.seconds, 3),
+        # per kind of error: the cases and metrics that failed with it, then the error
+        "error_samples": list(result.error_samples),
+    }
+
+
 def _noise_json(check: NoiseCheck) -> dict[str, Any]:
     def metric(m: Any) -> dict[str, Any]:
         f = m.floor
@@ -312,6 +318,7 @@ def _noise_json(check: NoiseCheck) -> dict[str, Any]:
     return {
         "run": check.run_id,
         "reruns": check.reruns,
+        "batches": [_batch_json(b) for b in check.batches],  # the reruns this check asked
         "noise": [metric(m) for m in check.noise],
         "comparison": None if check.comparison is None else check.comparison.to_json(),
         "note": check.note,  # which judge the floor is, how B was made like-for-like

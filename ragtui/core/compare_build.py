@@ -207,8 +207,12 @@ class Builder:
         ids = [a_id, b_id, *sib_a, *sib_b]
         grid = ScoreGrid(store.scores(ids, names, ordered=False), ids, names)
         self.grid, self.ids = grid, ids
+        # a cached copy: every score equal over the same answers; equal scores over other
+        # answers are a judge grading them alike (each metric's own line says so)
         if names and grid.case_ids.size and grid.same(0, 1):
-            out.warnings.append(IdenticalRuns())
+            prints = store.answer_fingerprints([a_id, b_id])
+            if prints.get(a_id) == prints.get(b_id):
+                out.warnings.append(IdenticalRuns())
         rows_a = replicates(grid, [0, *(grid.runs[r] for r in sib_a)], ids, "A", out.warnings)
         rows_b = replicates(grid, [1, *(grid.runs[r] for r in sib_b)], ids, "B", out.warnings)
         out.reruns_a, out.reruns_b = [ids[i] for i in rows_a], [ids[i] for i in rows_b]
@@ -497,19 +501,23 @@ def judge_verdicts(store: Store, c: Comparison) -> tuple[list[JudgeVerdict], lis
     """A vs B under every judge that re-graded both A's and B's answers (re-judge runs), beside
     the runs' own judge; a note per metric whose decided verdicts differ between judges."""
     from ragtui.core.compare import JudgeVerdict, compare_runs
+    from ragtui.judge.prompts import prompt_set
 
     rows = store.runs().select(["run_id", "kind", "parent", "judge_model", "judge_prompt_hash"])
     runs = rows.to_pylist()
 
-    def rejudges(parent: str) -> dict[tuple[str | None, str | None], str]:
-        found = {}
-        for r in runs:  # oldest first: the latest re-judge of a judge wins
+    # a judge is its model and its prompts, whichever metrics a re-judge graded: a re-judge of
+    # A on every metric and one of B on faithfulness alone are one judge on faithfulness
+    def rejudges(parent: str) -> dict[tuple[str | None, str | None], list[str]]:
+        found: dict[tuple[str | None, str | None], list[str]] = {}
+        for r in runs:  # oldest first: the latest re-judge of a judge comes first
             if r["kind"] == "rejudge" and r["parent"] == parent:
-                found[(r["judge_model"], r["judge_prompt_hash"])] = r["run_id"]
+                key = (r["judge_model"], prompt_set(r["judge_prompt_hash"]))
+                found.setdefault(key, []).insert(0, r["run_id"])
         return found
 
     by_a, by_b = rejudges(c.a), rejudges(c.b)
-    own = (c.run_a.judge.model, c.run_a.judge.prompt_hash)
+    own = (c.run_a.judge.model, prompt_set(c.run_a.judge.prompt_hash))
     others = [k for k in by_a if k in by_b and k != own]
     if not others:
         return [], []
@@ -524,25 +532,28 @@ def judge_verdicts(store: Store, c: Comparison) -> tuple[list[JudgeVerdict], lis
         if m.metric in names
     ]
     for key in others:
-        ra, rb = by_a[key], by_b[key]
-        shared = set(store.metrics([ra])) & set(store.metrics([rb]))
-        chosen = [m for m in names if m in shared]
-        if not chosen:
-            continue
-        other = compare_runs(
-            store,
-            ra,
-            rb,
-            metrics=chosen,
-            margin=c.margin,
-            seed=c.seed,
-            other_judges=False,
-            cluster_field=c.cluster_field,
-        )
-        out += [
-            JudgeVerdict(label(key), ra, rb, m.metric, m.verdict, m.delta, m.ci_low, m.ci_high)
-            for m in other.metrics
-        ]
+        # per metric, the latest re-judge of each side that graded it
+        pairs: dict[tuple[str, str], list[str]] = {}
+        for m in names:
+            ra = next((r for r in by_a[key] if m in store.metrics([r])), None)
+            rb = next((r for r in by_b[key] if m in store.metrics([r])), None)
+            if ra is not None and rb is not None:
+                pairs.setdefault((ra, rb), []).append(m)
+        for (ra, rb), chosen in pairs.items():
+            other = compare_runs(
+                store,
+                ra,
+                rb,
+                metrics=chosen,
+                margin=c.margin,
+                seed=c.seed,
+                other_judges=False,
+                cluster_field=c.cluster_field,
+            )
+            out += [
+                JudgeVerdict(label(key), ra, rb, m.metric, m.verdict, m.delta, m.ci_low, m.ci_high)
+                for m in other.metrics
+            ]
     notes: list[Note] = []
     for m in names:
         verdicts = tuple((j.judge, j.verdict) for j in out if j.metric == m)

@@ -12,6 +12,8 @@ import contextlib
 import errno
 import json
 import os
+import re
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -172,11 +174,61 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+TEMP_PREFIX, TEMP_SUFFIX = ".tmp-", SUFFIX + ".part"
+# the names mkstemp gives here: the prefix, 8 characters of its alphabet, the suffix
+_TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"[A-Za-z0-9_]{8}" + re.escape(TEMP_SUFFIX))
+STALE_TEMP_S = 60.0  # a part file untouched this long, and unlocked, has no live writer
+
+
 def _temp(path: Path) -> tuple[int, str]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX + ".part", dir=path.parent)
-    os.chmod(tmp, ordinary_mode())  # mkstemp makes 0600; a run file is an ordinary file
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=path.parent)
+    try:
+        if fcntl is not None:  # held while it is written: a live writer's part is never stale
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.chmod(tmp, ordinary_mode())  # mkstemp makes 0600; a run file is an ordinary file
+    except BaseException:
+        os.close(fd)
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return fd, tmp
+
+
+def remove_stale_temps(folder: Path, now: float | None = None) -> list[str]:
+    """Remove the part files an interrupted write of ragtui's left in `folder` (a kill during
+    an atomic write or a rewrite): only names of ragtui's own pattern, only regular files (a
+    link is never followed), only those no writer holds locked and untouched for a minute.
+    Returns the names removed."""
+    if fcntl is None:  # no way to tell a live writer's part: leave them all
+        return []
+    removed: list[str] = []
+    now = time.time() if now is None else now
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        if not _TEMP_NAME.fullmatch(entry.name):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < STALE_TEMP_S:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a live writer holds it: skipped
+            held = os.fstat(fd)
+            now_there = os.stat(entry.path, follow_symlinks=False)
+            if (held.st_dev, held.st_ino) == (now_there.st_dev, now_there.st_ino):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return sorted(removed)
 
 
 def ordinary_mode() -> int:
@@ -241,6 +293,12 @@ class RunFileAppender:
         self._retry = retry
         self.notices: list[str] = []
         self._header = _encoded(header_to_json(run), self.path, "the run header")
+        stale = remove_stale_temps(self.path.parent)
+        if stale:
+            self.notices.append(
+                f"removed {len(stale)} temporary file{'s' if len(stale) > 1 else ''} an "
+                f"interrupted write left in {self.path.parent}: {', '.join(stale)}"
+            )
         try:
             if self.path.exists():
                 self._fd = self._resume()

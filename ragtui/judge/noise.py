@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import shlex
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -37,16 +37,23 @@ class MetricNoise:
 
 
 def rerun_noise(
-    store: Store, run_ids: Sequence[str], metrics: Sequence[str] | None = None
+    store: Store,
+    run_ids: Sequence[str],
+    metrics: Sequence[str] | None = None,
+    *,
+    left_out: Mapping[str, int] | None = None,
 ) -> list[MetricNoise]:
-    """Per metric: the k x N matrix of cases scored by all k runs, and its noise floor."""
+    """Per metric: the k x N matrix of cases scored by all k runs, and its noise floor.
+
+    `left_out`: per run, the cases its batch left out of the file because the judge failed
+    every grade: each counts as an errored score of every metric (it is in no row)."""
     table = store.scores(list(run_ids), list(metrics) if metrics else None).to_pylist()
     names = list(metrics) if metrics else sorted({r["metric"] for r in table})
     out = []
     for metric in names:
         rows = [r for r in table if r["metric"] == metric]
         by_run: dict[str, dict[str, float]] = {rid: {} for rid in run_ids}
-        errors = dict.fromkeys(run_ids, 0)
+        errors = {rid: (left_out or {}).get(rid, 0) for rid in run_ids}
         for r in rows:
             if r["value"] is None:
                 errors[r["run_id"]] += 1

@@ -32,7 +32,7 @@ from ragtui.format.text import plural
 from ragtui.judge.client import JudgeClient, JudgeError, JudgeUnreachable
 from ragtui.judge.journal import ReplyJournal
 from ragtui.judge.metrics import DEFAULT_METRICS, METRICS, Metric, NotGradable, Outcome, get_metrics
-from ragtui.judge.prompts import combined_hash
+from ragtui.judge.prompts import PROMPT_SET_HASH, combined_hash, same_judge
 
 MAX_ERROR_SAMPLES = 5
 # A batch whose first cases all fail every grade the same way (a wrong model, a server that
@@ -203,6 +203,43 @@ def judged_case(case: Case, outcomes: Sequence[Outcome]) -> Case:
     )
 
 
+def mended_case(earlier: Case, outcomes: Sequence[Outcome]) -> Case:
+    """`earlier` (a case the batch wrote with grades the judge failed) with the grades asked
+    again put in; every other grade stays exactly as it was written (a noise rerun must never
+    replace a grade it already has, and no other grade was asked of the judge)."""
+    asked = {o.metric for o in outcomes}
+    fresh = judged_case(earlier, outcomes)
+
+    def kept(names: object) -> list[str]:
+        items = names if isinstance(names, list) else []
+        return [m for m in items if isinstance(m, str) and m not in asked]
+
+    metadata = dict(earlier.metadata)
+    for key in ("parse_failures", JUDGE_FAILURES):
+        merged = sorted(set(kept(earlier.metadata.get(key))) | set(fresh.metadata.get(key, [])))
+        if merged:
+            metadata[key] = merged
+        else:
+            metadata.pop(key, None)
+    return replace(
+        earlier,
+        scores={**{m: s for m, s in earlier.scores.items() if m not in asked}, **fresh.scores},
+        claims=tuple(c for c in earlier.claims if c.metric not in asked) + fresh.claims,
+        errors={**{m: e for m, e in earlier.errors.items() if m not in asked}, **fresh.errors},
+        metadata=metadata,
+    )
+
+
+def _grade_kinds(case: Case, metrics: Sequence[str]) -> list[str]:
+    """What a written case holds for each metric: "scored", "parse_failure" or "error"."""
+    failures = case.metadata.get("parse_failures")
+    parse = set(failures) if isinstance(failures, list) else set()
+    return [
+        "parse_failure" if m in parse else "scored" if m in case.scores else "error"
+        for m in metrics
+    ]
+
+
 def batch_run(
     parent: Run,
     judge: JudgeConfig,
@@ -213,7 +250,9 @@ def batch_run(
 ) -> Run:
     """The header of a re-judge (or of rerun number `index`); its id is deterministic."""
     names = sorted(m.name for m in metrics)
-    prompt_hash = combined_hash([m.prompt for m in metrics])
+    # the hash of the chosen metrics' prompts: in the id (as ever, so the same command finds
+    # the file an earlier version began) and in the config key of another judge's runs
+    chosen_hash = combined_hash([m.prompt for m in metrics])
     material = [
         parent.id,
         kind,
@@ -222,7 +261,7 @@ def batch_run(
         judge.model,
         judge.temperature,
         names,
-        prompt_hash,
+        chosen_hash,
     ]
     stamp = _sha(json.dumps(material))[:6]
     run_id = f"{parent.id}{DERIVED}{kind}-{_slug(judge.name)}-{stamp}"
@@ -230,11 +269,16 @@ def batch_run(
     if index is not None:
         run_id += f"-{index}"
         name += f" rerun {index}"
-    info = JudgeInfo(model=judge.model, provider=judge.provider, prompt_hash=prompt_hash)
-    # Same judge model and prompts as the parent: a true replicate, so it joins the parent's
-    # config group; otherwise the judge is part of what was configured.
-    same_judge = (parent.judge.model, parent.judge.prompt_hash) == (judge.model, prompt_hash)
-    config_key = parent.config_key if same_judge else derive_config_key(parent.config, info)
+    # the header names the prompt set, not the metrics: a re-judge of some metrics by the same
+    # judge is the same judge for those metrics
+    info = JudgeInfo(model=judge.model, provider=judge.provider, prompt_hash=PROMPT_SET_HASH)
+    # Same judge model and prompts as the parent (whichever metrics either graded): a true
+    # replicate, so it joins the parent's config group; otherwise the judge is part of what was
+    # configured (keyed, as before, by the chosen metrics' prompts).
+    if same_judge(parent.judge, info):
+        config_key = parent.config_key
+    else:
+        config_key = derive_config_key(parent.config, replace(info, prompt_hash=chosen_hash))
     return Run(
         id=run_id,
         name=name,
@@ -298,12 +342,16 @@ async def judge_run(
     journal = await asyncio.to_thread(ReplyJournal, path)
     grader = Grader(client, store, use_cache=kind != "rerun", journal=journal)
     state = Progress(run_id=run.id, total=len(cases))
-    samples: list[str] = []
-    seen_errors: set[str] = set()
+    # per error (the first MAX_ERROR_SAMPLES kinds), every "case metric" that failed with it:
+    # a refusal that is one case's (a prompt too long) is said for each case it hits
+    failures: dict[str, list[str]] = {}
     write_lock = asyncio.Lock()
     # the first cases of the batch, in case order (not in the order they finish, which load
     # and retries shuffle): index -> the error every grade failed with, or None if graded
     first: dict[int, str | None] = {}
+    # cases this run wrote with grades the judge failed: the next run asks again for those
+    # grades, so the journal (the only copy of a noise rerun's replies) must stay
+    written_with_failures: set[str] = set()
     try:
         # cases not in the file yet, and those in it with grades the judge failed (graded again;
         # their line is replaced at the end only if the judge answers more of them this time)
@@ -320,38 +368,45 @@ async def judge_run(
 
         async def worker() -> None:
             for index, case in pending:  # one shared iterator: each case goes to one worker
-                outcomes = await _all_or_none([grader.grade(m, case) for m in chosen])
                 earlier = retry.get(case.case_id)
-                # what was asked of the judge: for a case graded before, the grades it failed
-                # (the others come from the batch's journal and say nothing of the judge now)
+                # a case graded before is asked only for the grades the judge failed; the
+                # grades it has stay as they were written
                 again = None if earlier is None else set(_judge_failures(earlier))
-                asked = [o for o in outcomes if again is None or o.metric in again]
-                failed = bool(asked) and all(o.judge_failed for o in asked)
-                if index < STOP_AFTER_FAILED_CASES:
-                    first[index] = str(asked[-1].error) if failed else None
+                ask = [m for m in chosen if again is None or m.name in again]
+                outcomes = await _all_or_none([grader.grade(m, case) for m in ask])
+                failed = bool(outcomes) and all(o.judge_failed for o in outcomes)
+                # the stop rule reads cases never judged only: retried grades failing alike are
+                # likely one case's trouble (a prompt too long), and would stop every resume
+                if earlier is None and index < STOP_AFTER_FAILED_CASES:
+                    first[index] = str(outcomes[-1].error) if failed else None
                     _stop_if_the_judge_is_dead(judge, first)
-                new = judged_case(case, outcomes)
                 if earlier is not None:
+                    new = mended_case(earlier, outcomes)
                     state.retried += 1
                     if len(_judge_failures(new)) < len(_judge_failures(earlier)):
                         better[case.case_id] = new  # put in place when the batch closes
                     state.partial += bool(_judge_failures(better.get(case.case_id, earlier)))
-                elif outcomes and all(o.judge_failed for o in outcomes):
-                    # nothing graded: written, it would count as done and never be retried
-                    state.left_out += 1
+                    # the case's grades as the file will hold them (those kept, those asked)
+                    kinds = _grade_kinds(
+                        better.get(case.case_id, earlier), [m.name for m in chosen]
+                    )
                 else:
-                    await _append(appender, new, write_lock)
-                    state.partial += any(o.judge_failed for o in outcomes)
-                for o in outcomes:
-                    if o.kind == "scored":
-                        state.scored += 1
-                    elif o.kind == "parse_failure":
-                        state.parse_failures += 1
+                    new = judged_case(case, outcomes)
+                    kinds = [o.kind for o in outcomes]
+                    if outcomes and all(o.judge_failed for o in outcomes):
+                        # nothing graded: written, it would count as done and never be retried
+                        state.left_out += 1
                     else:
-                        state.errors += 1
-                    if o.error and len(samples) < MAX_ERROR_SAMPLES and o.error not in seen_errors:
-                        seen_errors.add(o.error)
-                        samples.append(f"{case.case_id} {o.metric}: {o.error}")
+                        await _append(appender, new, write_lock)
+                        if any(o.judge_failed for o in outcomes):
+                            state.partial += 1
+                            written_with_failures.add(case.case_id)
+                state.scored += kinds.count("scored")
+                state.parse_failures += kinds.count("parse_failure")
+                state.errors += kinds.count("error")
+                for o in outcomes:
+                    if o.error and (o.error in failures or len(failures) < MAX_ERROR_SAMPLES):
+                        failures.setdefault(o.error, []).append(f"{case.case_id} {o.metric}")
                 state.done += 1
                 state.cached = grader.cached
                 state.case_id = case.case_id
@@ -362,10 +417,15 @@ async def judge_run(
         workers = max(1, min(2 * judge.concurrency, len(todo)))
         await _all_or_none([worker() for _ in range(workers)])
     finally:
-        # the journal stays while grades remain to retry, in this run's cases or in others of
-        # the file (a --case run): the replies so far are in it
+        # the journal stays while grades remain to retry, in the cases this run wrote, in
+        # those it retried, or in others of the file (a --case run): the replies so far are in it
         unmended = [c for c in appender.retryable if _judge_failures(better.get(c) or retry[c])]
-        finished = state.done == state.total and not state.left_out and not unmended
+        finished = (
+            state.done == state.total
+            and not state.left_out
+            and not unmended
+            and not written_with_failures
+        )
         empty = not appender.done
 
         async def close() -> None:
@@ -391,7 +451,7 @@ async def judge_run(
         path=path,
         progress=state,
         calls=client.calls,
-        error_samples=samples,
+        error_samples=[f"{_places(where)}: {error}" for error, where in failures.items()],
         metrics=[m.name for m in chosen],
         seconds=asyncio.get_running_loop().time() - started,
         notices=list(appender.notices),
@@ -450,6 +510,13 @@ async def noise_reruns(
                 )
             )
     return results
+
+
+def _places(where: list[str], most: int = 8) -> str:
+    """ "case-01 faithfulness, case-04 faithfulness and 3 more", in case order."""
+    where = sorted(where)
+    text = ", ".join(where[:most])
+    return text + (f" and {len(where) - most} more" if len(where) > most else "")
 
 
 def _stop_if_the_judge_is_dead(judge: JudgeConfig, first: dict[int, str | None]) -> None:

@@ -21,6 +21,7 @@ from ragtui.core.queries import DERIVED
 from ragtui.core.store import Store
 from ragtui.judge.client import JudgeClient
 from ragtui.judge.noise import MetricNoise, pipeline_rerun, rerun_noise
+from ragtui.judge.prompts import same_judge
 from ragtui.judge.runner import BatchResult, Progress, default_metrics, judge_run, noise_reruns
 from ragtui.services import comparing
 from ragtui.services.workspace import Workspace
@@ -179,7 +180,8 @@ async def noise_check(
         return [r for r in family if r in (parent_id, *asked) or store.run(r).parent == parent_id]
 
     group = await asyncio.to_thread(replicates)
-    noise = await asyncio.to_thread(rerun_noise, store, group, names)
+    left_out = await asyncio.to_thread(_left_out, store, parent_id, group)
+    noise = await asyncio.to_thread(rerun_noise, store, group, names, left_out=left_out)
     comparison, note = None, await asyncio.to_thread(_other_judge, store, parent_id, group[0])
     if against:
         reruns_of_parent = await asyncio.to_thread(store.reruns, group[0])
@@ -191,9 +193,21 @@ async def noise_check(
     return NoiseCheck(parent_id, group, batches, noise, comparison, before, note)
 
 
+def _left_out(store: Store, parent_id: str, group: Sequence[str]) -> dict[str, int]:
+    """Per noise rerun of the parent, the parent's cases missing from it: a noise rerun grades
+    every case, and leaves out of its file a case whose every grade the judge failed."""
+    total = store.case_count(parent_id)
+    out = {}
+    for rid in group:
+        run = store.run(rid)
+        if rid != parent_id and run.kind == "rerun" and run.parent == parent_id:
+            out[rid] = max(0, total - store.case_count(rid))
+    return out
+
+
 def _same_judge(a: Run, b: Run) -> bool:
-    """Graded by the same judge model with the same prompts."""
-    return (a.judge.model, a.judge.prompt_hash) == (b.judge.model, b.judge.prompt_hash)
+    """Graded by the same judge model with the same prompts (for the metrics both graded)."""
+    return same_judge(a.judge, b.judge)
 
 
 def _other_judge(store: Store, run_id: str, rerun_id: str) -> str | None:

@@ -22,7 +22,7 @@ from ragtui.core.model import Case, Chunk, JudgeInfo, Run, Score
 from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.services.workspace import open_workspace
 from ragtui.trust import user_config_path
-from tests.fakejudge import FakeJudge
+from tests.fakejudge import FakeJudge, Fault
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs"
 
@@ -573,3 +573,106 @@ def test_the_noise_floor_leaves_out_a_run_of_the_config_with_new_answers(
     again = json.loads(invoke("noise", "base", *args, "-k", "2").stdout)
     [noise] = again["noise"]
     assert "regen" not in again["reruns"] and len(noise["means"]) == 2
+
+
+def _legacy_header(path: Path, metrics: list[str]) -> None:
+    """Rewrite a re-judge's header as an earlier version wrote it: its prompt hash over the
+    prompts of the metrics it graded only."""
+    from ragtui.judge.metrics import METRICS
+    from ragtui.judge.prompts import combined_hash
+
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["judge"]["prompt_hash"] = combined_hash([METRICS[m].prompt for m in metrics])
+    path.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_a_noise_check_of_some_metrics_is_the_same_judge_as_the_re_judge_it_reruns(
+    tmp_path: Path, server: FakeJudge, legacy: bool
+) -> None:
+    """Audit finding: the run-level prompt hash covered only the metrics chosen, so a noise
+    check of faithfulness alone, by the judge and prompts that re-judged the run on two
+    metrics, was taken for another judge: the re-judge left out of its own reruns and a line
+    saying its floor was another judge's. The same judge model and per-metric prompts are one
+    judge for the metrics they share (also for a re-judge file an earlier version wrote)."""
+    runs = make_runs(tmp_path / "runs", n=6)
+    server.when("Q2?", "2")
+    server.when("1 to 5", "4")
+    two = ("-m", "faithfulness", "-m", "answer_relevance")
+    assert invoke("rejudge", "base", str(runs), *adhoc(server), *two).exit_code == 0
+    [path] = runs.glob("base--rejudge-*.ragtui.jsonl")
+    if legacy:
+        _legacy_header(path, ["faithfulness", "answer_relevance"])
+    rejudge = read_run_file(path).run
+    result = invoke(
+        "noise", rejudge.id, str(runs), *adhoc(server), "-k", "2", "-m", "faithfulness", "--json"
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["reruns"][0] == rejudge.id and len(data["reruns"]) == 3  # the run and 2 reruns
+    assert data["note"] is None  # no "the noise floor is judge-1's" line
+    headers = {r.id: r for r in (read_run_file(f).run for f in runs.glob("*.ragtui.jsonl"))}
+    assert [headers[r].config_key for r in data["reruns"]] == [rejudge.config_key] * 3
+
+
+def test_a_re_judge_of_some_metrics_counts_under_its_judge_in_a_comparison(
+    tmp_path: Path, server: FakeJudge
+) -> None:
+    """A re-judged on two metrics, B on faithfulness alone, by one judge: the comparison shows
+    the faithfulness verdict under that judge beside the runs' own (it looked for a re-judge
+    of B with the same two-metric hash and found none)."""
+    runs = make_runs(tmp_path / "runs", n=8)
+    two = ("-m", "faithfulness", "-m", "answer_relevance")
+    assert invoke("rejudge", "base", str(runs), *adhoc(server), *two).exit_code == 0
+    assert invoke("rejudge", "cand", str(runs), *adhoc(server), "-m", "faithfulness").exit_code == 0
+    result = invoke("compare", "base", "cand", str(runs), "-m", "faithfulness", "--json")
+    data = json.loads(result.stdout)
+    [a] = (read_run_file(f).run.id for f in runs.glob("base--rejudge-*.ragtui.jsonl"))
+    [b] = (read_run_file(f).run.id for f in runs.glob("cand--rejudge-*.ragtui.jsonl"))
+    under = [(j["judge"].split(" ")[0], j["a"], j["b"], j["metric"]) for j in data["judges"]]
+    assert ("judge-1", a, b, "faithfulness") in under
+
+
+def test_noise_counts_the_grades_of_a_case_whose_every_grade_failed(
+    tmp_path: Path, server: FakeJudge
+) -> None:
+    """Audit finding: a case the judge failed entirely (a prompt too long: HTTP 400) is left
+    out of each rerun's file, so the noise line and `noise --json` counted none of its grades
+    as errors, while a case with one failed grade was counted. Here c03 fails every grade and
+    c05 its relevance only, in both reruns: faithfulness has 1 error per rerun, relevance 2,
+    and the JSON says per rerun how many cases were left out and how many are partial."""
+    runs = make_runs(tmp_path / "runs", n=8)
+    server.when("ANSWER-03", Fault(400, body="context length exceeded"))
+    server.when("Q5?", Fault(400, body="context length exceeded"))
+    server.when("1 to 5", "4")
+    args = ("noise", "base", str(runs), *adhoc(server), "-k", "2")
+    two = ("-m", "faithfulness", "-m", "answer_relevance")
+    data = json.loads(invoke(*args, *two, "--json").stdout)
+    errors = {m["metric"]: (m["errors"], m["n"]) for m in data["noise"]}
+    assert errors == {"faithfulness": ([1, 1], 7), "answer_relevance": ([2, 2], 6)}
+    counts = [(b["left_out"], b["partial"], b["scored"], b["errors"]) for b in data["batches"]]
+    assert counts == [(1, 1, 13, 3)] * 2  # 8 cases x 2 metrics = 16 grades
+    text = invoke(*args, *two).stdout
+    assert re.search(r"faithfulness: .* · 2 errored scores left out", text)
+    assert re.search(r"answer_relevance: .* · 4 errored scores left out", text)
+
+
+def test_two_runs_a_judge_grades_alike_are_not_called_a_cached_copy(
+    tmp_path: Path, server: FakeJudge
+) -> None:
+    """Audit finding (the Noise screen): a judge that says YES to everything gives A and B the
+    same score on every case, and the comparison said "B is identical to A on every score: a
+    cached copy, not a new run" though B's answers differ from A's. Equal scores over other
+    answers are no cached copy: the per-metric line says what equal grades can mean."""
+    runs = make_runs(tmp_path / "runs", n=8)
+    server.default = "YES"
+    for run in ("base", "cand"):
+        assert (
+            invoke("rejudge", run, str(runs), *adhoc(server), "-m", "faithfulness").exit_code == 0
+        )
+    [a] = (read_run_file(f).run.id for f in runs.glob("base--rejudge-*.ragtui.jsonl"))
+    [b] = (read_run_file(f).run.id for f in runs.glob("cand--rejudge-*.ragtui.jsonl"))
+    text = invoke("compare", a, b, str(runs)).stdout
+    assert "B is identical to A on every score" not in text
+    assert "faithfulness: B equals A on all 8 cases" in text

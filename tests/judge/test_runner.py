@@ -15,7 +15,7 @@ from ragtui.core.runfile import read_run_file, write_run_file
 from ragtui.core.store import Store
 from ragtui.judge.client import JudgeUnreachable
 from ragtui.judge.metrics import METRICS
-from ragtui.judge.prompts import combined_hash
+from ragtui.judge.prompts import PROMPT_SET_HASH
 from ragtui.judge.runner import Progress, judge_run, noise_reruns, rejudge_case
 from tests.fakejudge import FakeJudge, Fault, Reply
 
@@ -83,7 +83,7 @@ async def test_rejudge_label_mode_writes_and_indexes_a_run(
     assert result.path.parent == store.folder and result.path.name == run_file_name(rf.run.id)
     assert rf.run.kind == "rejudge" and rf.run.parent == "base"
     assert rf.run.judge.model == "judge-1" and rf.run.judge.provider == provider
-    assert rf.run.judge.prompt_hash == METRICS["faithfulness"].prompt.hash
+    assert rf.run.judge.prompt_hash == PROMPT_SET_HASH  # the prompt set, not the metrics
     values = {c.case_id: c.scores["faithfulness"].value for c in rf.cases}
     assert values == {
         "case-00": 1.0,
@@ -93,7 +93,9 @@ async def test_rejudge_label_mode_writes_and_indexes_a_run(
         "case-04": 1.0,
         "case-05": 1.0,
     }
-    assert {c.scores["faithfulness"].prompt_hash for c in rf.cases} == {rf.run.judge.prompt_hash}
+    assert {c.scores["faithfulness"].prompt_hash for c in rf.cases} == {
+        METRICS["faithfulness"].prompt.hash
+    }
     assert [c.answer for c in sorted(rf.cases, key=lambda c: c.case_id)] == [
         c.answer for c in make_cases(6)
     ]
@@ -133,8 +135,10 @@ async def test_claim_mode_and_reference_errors(store: Store, fake_judge: FakeJud
     assert len(fake_judge.chat_requests()) == 9  # no call for cases without a reference
     bodies = [r.body for r in fake_judge.chat_requests()]
     assert all("response_format" not in b and b["stream"] is False for b in bodies)
-    assert rf.run.judge.prompt_hash == combined_hash(
-        [METRICS["faithfulness_claims"].prompt, METRICS["context_recall"].prompt]
+    assert rf.run.judge.prompt_hash == PROMPT_SET_HASH
+    case = rf.cases[0]
+    assert (
+        case.scores["faithfulness_claims"].prompt_hash == METRICS["faithfulness_claims"].prompt.hash
     )
 
 
@@ -279,19 +283,56 @@ async def test_a_retry_that_fails_again_or_another_case_s_run_leaves_the_file_as
 async def test_a_dead_judge_still_stops_a_batch_that_retries_grades(
     store: Store, fake_judge: FakeJudge
 ) -> None:
-    """Cases 0-2 have a failed grade; then the judge answers 500 to everything. The retried
-    grades fail alike, so the batch stops after the first three cases as a fresh one would
-    (their other grades come from the journal and say nothing of the judge now), and no case
-    leaves the file."""
+    """Cases 0-2 were judged (a --case run) with a failed grade each; then the judge answers
+    500 to everything. The cases never judged (3-5) come first and fail alike, so the batch
+    stops as a fresh one would, and no case leaves the file."""
     from ragtui.judge.client import JudgeError
 
-    first = await _one_grade_failed(store, fake_judge, days=(0, 1, 2))
+    for day in (0, 1, 2):
+        fake_judge.when(f"Refunds take {day} days.", Fault(500, body="overloaded"))
+    fake_judge.when("Question", "4")
+    wanted = ["case-00", "case-01", "case-02"]
+    first = await judge_run(store, "base", judge(fake_judge), metrics=METRICS2, case_ids=wanted)
+    assert first.progress.partial == 3
     fake_judge.reset()
     fake_judge.default = Fault(500)
     with pytest.raises(JudgeError, match="the first 3 cases failed every grade"):
         await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
-    assert len(fake_judge.chat_requests()) <= 3 * 2 * judge(fake_judge).concurrency
-    assert len(read_run_file(first.path).cases) == 6
+    assert len(fake_judge.chat_requests()) <= 3 * 2 * 2 * judge(fake_judge).concurrency
+    assert len(read_run_file(first.path).cases) == 3
+
+
+async def test_a_resume_of_grades_one_case_s_4xx_refuses_reports_each_case_and_goes_on(
+    store: Store, fake_judge: FakeJudge
+) -> None:
+    """Audit finding: three cases' relevance prompts are always refused (HTTP 400, too long);
+    every resume then held only those three, and the three alike refusals tripped the stop
+    ("the first 3 cases failed every grade") on every run: exit 1 blaming the judge. Retried
+    grades are not read by the stop rule: the resume ends, asks each refused grade once more,
+    and names each case it failed for; the rest of the file stays as it was."""
+    from ragtui.judge.client import JudgeError
+
+    for i in (1, 3, 5):
+        fake_judge.when(f"Question {i}?", Fault(400, body="prompt too long"))
+    fake_judge.when("Question", "4")
+    first = await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
+    assert first.progress.partial == 3
+    before = first.path.read_bytes()
+    fake_judge.reset()
+    for i in (1, 3, 5):
+        fake_judge.when(f"Question {i}?", Fault(400, body="prompt too long"))
+    try:
+        again = await judge_run(store, "base", judge(fake_judge), metrics=METRICS2)
+    except JudgeError as exc:
+        pytest.fail(f"a resume of one-case refusals stopped the batch: {exc}")
+    assert sorted(answers_of(fake_judge)) == ["ANSWER-01", "ANSWER-03", "ANSWER-05"]
+    assert (again.progress.retried, again.progress.partial) == (3, 3)
+    assert first.path.read_bytes() == before
+    [sample] = again.error_samples
+    assert sample.startswith(
+        "case-01 answer_relevance, case-03 answer_relevance, case-05 answer_relevance: "
+    )
+    assert sample.endswith("HTTP 400: prompt too long")
 
 
 async def test_retried_grades_failing_alike_do_not_stop_cases_never_judged(
@@ -522,3 +563,86 @@ async def test_a_stopped_batch_resends_only_the_calls_in_flight(
     assert len(again) == len(set(again))
     assert len(read_run_file(result.path).cases) == 6
     assert not (store.folder / f".{result.path.name}.replies").exists()  # gone once complete
+
+
+@pytest.mark.parametrize("journal_lost", [False, True])
+async def test_a_noise_rerun_s_resume_asks_only_the_failed_grades_and_keeps_the_others(
+    store: Store, fake_judge: FakeJudge, journal_lost: bool
+) -> None:
+    """Audit finding: a noise rerun wrote case-02 with its relevance failed and deleted its
+    reply journal as if complete (the check looked only at cases already in the file when it
+    opened); the resume (cache bypassed) asked case-02's faithfulness again and overwrote the
+    grade it had. Here the judge answers faithfulness differently on every call: the resume
+    must ask only case-02's relevance, and case-02's faithfulness must stay as first written,
+    even when the journal is gone (a file a batch before this fix left)."""
+    from itertools import count
+
+    calls = count()
+    refuse = {"on": True}
+
+    def answer(request: object) -> Reply | Fault:
+        prompt = request.prompt  # type: ignore[attr-defined]
+        if "1 to 5" in prompt:
+            if refuse["on"] and "ANSWER-02" in prompt:
+                return Fault(400, body="temporarily rejected")
+            return Reply("4")
+        return Reply(["YES", "NO", "PARTIAL"][next(calls) % 3])  # a new grade on every call
+
+    fake_judge.responder = answer
+    cfg = judge(fake_judge)
+    first = await judge_run(store, "base", cfg, metrics=METRICS2, kind="rerun", index=1)
+    written = {c.case_id: c for c in read_run_file(first.path).cases}["case-02"]
+    assert set(written.scores) == {"faithfulness"} and "answer_relevance" in written.errors
+    journal = store.folder / f".{first.path.name}.replies"
+    assert journal.exists()  # a grade is still to ask: the replies so far stay
+    if journal_lost:
+        journal.unlink()
+    fake_judge.reset()
+    refuse["on"] = False
+    again = await judge_run(store, "base", cfg, metrics=METRICS2, kind="rerun", index=1)
+    assert _pairs(fake_judge) == [("ANSWER-02", "answer_relevance")]
+    cases = {c.case_id: c for c in read_run_file(again.path).cases}
+    assert cases["case-02"].scores["faithfulness"] == written.scores["faithfulness"]
+    assert cases["case-02"].scores["answer_relevance"].value == 0.75 and not cases["case-02"].errors
+    assert (again.progress.scored, again.progress.errors, again.progress.partial) == (2, 0, 0)
+    assert not journal.exists()  # every grade in: the journal goes
+
+
+async def test_a_batch_removes_the_part_files_a_killed_write_left_and_only_those(
+    store: Store, fake_judge: FakeJudge, tmp_path: Path
+) -> None:
+    """Audit finding: a kill during a rewrite left a hidden `.tmp-XXXXXXXX.ragtui.jsonl.part`
+    (as large as the run) that nothing removed or reported. A batch now removes such files and
+    says so; it leaves a link of that name (and what it points to), a part file a live writer
+    holds locked, one written a moment ago, and any other name."""
+    import fcntl
+    import os
+
+    folder = store.folder
+    old = 1_000_000_000.0  # 2001: long untouched
+
+    def part(name: str, *, age: float | None = old) -> Path:
+        path = folder / name
+        path.write_text("{half a run\n")
+        if age is not None:
+            os.utime(path, (age, age))
+        return path
+
+    stale = part(".tmp-ab12cd_9.ragtui.jsonl.part")
+    young = part(".tmp-young123.ragtui.jsonl.part", age=None)
+    other = part(".tmp-notours.txt")
+    live = part(".tmp-livewrit.ragtui.jsonl.part")
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep me")
+    link = folder / ".tmp-linkname.ragtui.jsonl.part"
+    link.symlink_to(target)
+    os.utime(link, (old, old), follow_symlinks=False)
+    with open(live, "rb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a writer holds it
+        result = await judge_run(store, "base", judge(fake_judge), metrics=["faithfulness"])
+    assert not stale.exists()
+    assert young.exists() and other.exists() and live.exists()
+    assert link.is_symlink() and target.read_text() == "keep me"
+    assert result.notices == [
+        f"removed 1 temporary file an interrupted write left in {folder}: {stale.name}"
+    ]

@@ -274,7 +274,14 @@ async def test_noise_screen_reruns_judge_and_shows_floor_and_verdict(runs, fake,
         assert f"faithfulness: reruns {m1:.1f} / {m2:.1f} · noise floor ±{floor:.1f} points" in text
         assert f"reruns differ by {m1 - m2:.1f} points" in text
         assert "verdict with the noise floor: A" in text
-        assert "verdict of the pending comparison, before → with the measured noise" in text
+        # the runs were graded by qwen2.5:7b, the noise by judge-1 (B re-judged by it): the
+        # verdict after is another judge's, said so (it read "before → with the measured noise")
+        assert "before → with the measured noise" not in text
+        assert (
+            "verdict of the pending comparison, graded by qwen2.5:7b → graded by the noise "
+            "judge judge-1, with its noise" in text
+        )
+        assert "two judges: a verdict that changed may have changed with the judge" in text
         # baseline vs small-generator was "regressed" on faithfulness (see test_compare.py)
         assert re.search(r"faithfulness  regressed → \w", text)
         assert re.search(
@@ -416,3 +423,34 @@ async def test_a_noise_check_says_what_it_will_do_and_sends_nothing_before_start
         assert screen.query_one("#batch-form").display
         assert not screen.query_one("#batch-confirm").display
         assert fake.chat_requests() == [] and not screen.running
+
+
+async def test_noise_under_the_runs_own_judge_keeps_before_and_after_one_judge(
+    runs, fake, make_app
+) -> None:
+    """A and B were both re-judged by the noise judge: before and after are verdicts of one
+    judge, so the screen says the verdict moved with the measured noise, with no two-judge
+    line."""
+    from ragtui.config import load_config
+    from ragtui.core.store import Store
+    from ragtui.judge.runner import judge_run
+
+    path, ids = runs
+    with Store.open(path) as store:
+        cfg = load_config(path).judge("fake")
+        a = await judge_run(store, ids["baseline"], cfg, metrics=["faithfulness"])
+        b = await judge_run(store, ids["small-generator"], cfg, metrics=["faithfulness"])
+    app = make_app(path)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await wait_ready(app, pilot)
+        screen = NoiseScreen(a.run_id, against=b.run_id)
+        await app.push_screen(screen)
+        await wait_ready(app, pilot)
+        metrics = screen.query_one(SelectionList)
+        metrics.deselect_all()
+        metrics.select("faithfulness")
+        screen.query_one("#judge-times", Input).value = "2"
+        await run_form(app, pilot)
+        text = screen_text(app)
+        assert "verdict of the pending comparison, before → with the measured noise" in text
+        assert "two judges" not in text and "the noise floor is" not in text
