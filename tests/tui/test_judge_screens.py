@@ -453,4 +453,4 @@ async def test_noise_under_the_runs_own_judge_keeps_before_and_after_one_judge(
         await run_form(app, pilot)
         text = screen_text(app)
         assert "verdict of the pending comparison, before → with the measured noise" in text
-        assert "two judges" not in text and "the noise floor is" not in text
+        assert "two judges" not in text and "whose own noise may differ" not in text
