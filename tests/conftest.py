@@ -24,6 +24,11 @@ from ragtui.core.workers import cores
 textual._wait.SLEEP_GRANULARITY = 0.005
 textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20
 
+# The suite runs in one worker process per core (pytest-xdist): DuckDB's own threads, one per
+# core in each worker, would only contend with the other workers (~10% of the suite's CPU in
+# their scheduling). One thread each; `test_store` opens an index with DuckDB's default too.
+os.environ.setdefault("RAGTUI_DUCKDB_THREADS", "1")
+
 # Scrolls and fades end where they would, at once: a test waits for animations to finish
 # (half a second for a `G` in a long pane), and none of them is what a test checks.
 textual.constants.TEXTUAL_ANIMATIONS = "none"  # type: ignore[misc]

@@ -37,6 +37,20 @@ from ragtui.core.tables import SCHEMA_VERSION
 INDEX_NAME = ".ragtui.duckdb"
 # DuckDB's cache of the index; beyond it DuckDB spills to disk. RAGTUI_DUCKDB_MEMORY overrides.
 MEMORY_LIMIT = os.environ.get("RAGTUI_DUCKDB_MEMORY", "256MB")
+
+
+def _duckdb_config() -> dict[str, str | int]:
+    """The index's DuckDB settings: its memory limit, and its threads where the environment
+    sets them (RAGTUI_DUCKDB_THREADS: on a machine shared with other work, or where several
+    ragtui processes run at once, as the test suite's workers do; DuckDB's own default, one
+    per core, otherwise)."""
+    config: dict[str, str | int] = {"memory_limit": MEMORY_LIMIT}
+    threads = os.environ.get("RAGTUI_DUCKDB_THREADS", "").strip()
+    if threads.isdigit() and int(threads) > 0:
+        config["threads"] = int(threads)
+    return config
+
+
 T = TypeVar("T")
 
 __all__ = ["INDEX_NAME", "IndexReport", "RunRow", "Store"]
@@ -86,7 +100,11 @@ class Store:
                 f"{shown_path(folder)} is read-only: browsing with an in-memory index; "
                 "commands that write fail"
             )
-            con, read_only, private = duckdb.connect(":memory:"), True, True
+            con, read_only, private = (
+                duckdb.connect(":memory:", config=_duckdb_config()),
+                True,
+                True,
+            )
         else:
             try:
                 con = _connect(path)
@@ -98,7 +116,7 @@ class Store:
                         f"another ragtui holds {shown_path(path)}: using a private in-memory "
                         "index; run files written here are picked up by the other one"
                     )
-                    con, private = duckdb.connect(":memory:"), True
+                    con, private = duckdb.connect(":memory:", config=_duckdb_config()), True
                 else:
                     notices.append(_moved_aside(path, exc))
                     con = _connect_fresh(path)
@@ -602,7 +620,7 @@ def _writable(folder: Path, path: Path) -> bool:
 
 
 def _connect(path: Path) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(str(path), config={"memory_limit": MEMORY_LIMIT})
+    con = duckdb.connect(str(path), config=_duckdb_config())
     try:
         con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()
     except duckdb.Error:
@@ -613,7 +631,7 @@ def _connect(path: Path) -> duckdb.DuckDBPyConnection:
 
 def _connect_fresh(path: Path) -> duckdb.DuckDBPyConnection:
     try:
-        return duckdb.connect(str(path), config={"memory_limit": MEMORY_LIMIT})
+        return duckdb.connect(str(path), config=_duckdb_config())
     except duckdb.Error as exc:
         raise _store_error(path, exc) from None
 

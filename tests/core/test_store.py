@@ -77,6 +77,27 @@ def test_incremental_reindex_touches_only_changed_files(tmp_path: Path) -> None:
         assert store.cases("run-1").num_rows == 0
 
 
+@pytest.mark.parametrize("threads", [None, "2", "x"])
+def test_the_index_reads_alike_with_any_duckdb_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: str | None
+) -> None:
+    """The suite sets RAGTUI_DUCKDB_THREADS=1; users get DuckDB's default (one thread per
+    core), and a value that is not a count is ignored."""
+    if threads is None:
+        monkeypatch.delenv("RAGTUI_DUCKDB_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("RAGTUI_DUCKDB_THREADS", threads)
+    make_run(tmp_path, "a-1", faith=[1.0, 0.5, 0.0])
+    make_run(tmp_path, "b-1", faith=[0.5, 0.5, 1.0], created_at="2026-11-21T10:00:00Z")
+    with Store.open(tmp_path) as store:
+        want = {"2": 2, "x": os.cpu_count(), None: os.cpu_count()}[threads]
+        got = store._cursor().execute("SELECT current_setting('threads')").fetchone()[0]
+        assert got == want
+        means = {(r["run_id"], r["metric"]): r["mean"] for r in store.run_means().to_pylist()}
+    assert means[("a-1", "faithfulness")] == pytest.approx(0.5)
+    assert means[("b-1", "faithfulness")] == pytest.approx(2 / 3)
+
+
 def test_deleting_the_index_rebuilds_the_same_content(tmp_path: Path) -> None:
     make_run(tmp_path, "a-1", faith=[1.0, 0.5, 0.0])
     make_run(tmp_path, "b-1", faith=[0.5, 0.5, 1.0])
