@@ -228,17 +228,7 @@ class Committer:
         group = [r for r in group if not self._newer_landed(r.head)]
         if not group:
             return {}
-        paths = [key(r.head.path) for r in group]
-        old = [
-            r[0]
-            for r in cur.execute(
-                "SELECT run_id FROM files WHERE list_contains(?, path) AND run_id IS NOT NULL",
-                [paths],
-            ).fetchall()
-        ]
-        if old:
-            tables.delete_runs(cur, old)
-        cur.execute("DELETE FROM files WHERE list_contains(?, path)", [paths])
+        tables.forget_files(cur, [key(r.head.path) for r in group])
         taken = {
             r[0]: shown_path(os.fsdecode(r[1]))
             for r in cur.execute(

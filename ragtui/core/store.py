@@ -294,17 +294,7 @@ class Store:
             cur = self._cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
-                run_ids = [
-                    r[0]
-                    for r in cur.execute(
-                        "SELECT run_id FROM files WHERE list_contains(?, path) "
-                        "AND run_id IS NOT NULL ORDER BY path",
-                        [path_keys],
-                    ).fetchall()
-                ]
-                if run_ids:
-                    tables.delete_runs(cur, run_ids)
-                cur.execute("DELETE FROM files WHERE list_contains(?, path)", [path_keys])
+                run_ids = tables.forget_files(cur, path_keys)
                 cur.execute("COMMIT")
             except BaseException:
                 cur.execute("ROLLBACK")

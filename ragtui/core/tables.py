@@ -78,6 +78,23 @@ def delete_runs(cur: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
         cur.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [run_ids])
 
 
+def forget_files(cur: duckdb.DuckDBPyConnection, path_keys: list[bytes]) -> list[str]:
+    """Delete these files' rows and their runs' (in the caller's transaction); returns the
+    run ids deleted, in the files' order."""
+    run_ids = [
+        r[0]
+        for r in cur.execute(
+            "SELECT run_id FROM files WHERE list_contains(?, path) AND run_id IS NOT NULL "
+            "ORDER BY path",
+            [path_keys],
+        ).fetchall()
+    ]
+    if run_ids:
+        delete_runs(cur, run_ids)
+    cur.execute("DELETE FROM files WHERE list_contains(?, path)", [path_keys])
+    return run_ids
+
+
 # ---------------------------------------------------------------- Arrow batches
 
 _STR = pa.string()
