@@ -235,6 +235,16 @@ async def test_every_verdict_is_whole_on_screen_at_narrow_widths(
             assert line.endswith(cells[-1]), line
 
 
+async def open_listed(app, pilot, candidates: list[str]) -> CompareManyScreen:  # type: ignore[no-untyped-def]
+    """A against candidates of the user's choosing (several `b` on Runs)."""
+    await wait_ready(app, pilot)
+    app.open_compare_many(A, candidates)
+    await wait_ready(app, pilot)
+    screen = app.screen
+    assert isinstance(screen, CompareManyScreen)
+    return screen
+
+
 def add_config(folder: Path, run_id: str, like: str, name: str) -> None:
     """A new config in the folder: `like`'s run file copied with a new id, name and config
     (the cases, and so the figures, are `like`'s)."""
@@ -286,11 +296,7 @@ async def test_a_deleted_rerun_of_the_base_marks_the_table_changed(runs, make_ap
     knows it was a rerun, and the table went on showing figures made from a file that is gone."""
     app = make_app(runs)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_ready(app, pilot)
-        app.open_compare_many(A, [B, "alt-1"])
-        await wait_ready(app, pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareManyScreen)
+        screen = await open_listed(app, pilot, [B, "alt-1"])
         assert "changed on disk" not in screen_text(app)
         faith = {r[0]: r for r in rows(screen) if r[1] == "faithfulness"}
         assert float(faith["all-supported"][5]) == pytest.approx(100 * delta("alt-1"), abs=0.051)
@@ -311,11 +317,7 @@ async def test_a_list_of_candidates_stays_when_a_config_appears(runs, make_app) 
     the folder is not one of them."""
     app = make_app(runs)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_ready(app, pilot)
-        app.open_compare_many(A, [B, "alt-1"])
-        await wait_ready(app, pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareManyScreen)
+        screen = await open_listed(app, pilot, [B, "alt-1"])
         add_config(runs, "alt-3", like="alt-1", name="hybrid")
         app.refresh_folder()
         await wait_ready(app, pilot)
