@@ -41,11 +41,11 @@ from ragtui.importers.scales import rescale_cases
 
 VERDICTS = {"yes": "SUPPORTED", "idk": "PARTIAL", "borderline": "PARTIAL", "no": "UNSUPPORTED"}
 _DEFAULT_NAME = re.compile(r"test_case_\d+")  # deepeval's positional names: not stable ids
-# a pytest node name whose parameter ids pytest made from the position: `test_rag[test_case0]`
-# (argname + index, as pytest names an LLMTestCase it was given in a list), `[golden3-gpt4]`
-# (each part a word ending in a digit: `\w*(?<=\d)` cannot backtrack, where `\w*?\d+` took
-# quadratic time on a long name of digits)
-_PYTEST_POSITIONAL = re.compile(r"[^\[\]]*\[[A-Za-z_]\w*(?<=\d)(?:-[A-Za-z_]\w*(?<=\d))*\]")
+# A pytest node name's parameter ids (`test_rag[...]`, parts joined by "-"); pytest makes an
+# object parameter's id from its place: its argname and index (`test_case0`).
+_PYTEST_NAME = re.compile(r"[^\[\]]{0,200}\[([^\[\]]{1,200})\]")
+# argname (ending in a non-digit) + index; linear: the argname cannot end in a digit
+_PLACE_ID = re.compile(r"([A-Za-z_](?:\w{0,100}[A-Za-z_])?)(\d{1,9})")
 _SECTION = re.compile(r"(?m)^([A-Za-z][A-Za-z ]*?)(?: \(limit=[^)\n]*\))?:\n(?=\[)")
 _STRING_ITEM = re.compile(r'^\s*"(.*)",?\s*$')
 _CASE_KEYS = (
@@ -150,11 +150,9 @@ def _run_file(
     ):
         raw_cases = sorted(raw_cases, key=lambda tc: tc["order"])
     judges: set[str] = set()
-    cases = [_case(path, tc, declared, interrupted, judges, notices) for tc in raw_cases]
-    by_place = [
-        tc["name"]
-        for tc in raw_cases
-        if isinstance(tc.get("name"), str) and _PYTEST_POSITIONAL.fullmatch(tc["name"].strip())
+    by_place = pytest_positional([tc.get("name") for tc in raw_cases])
+    cases = [
+        _case(path, tc, declared, interrupted, judges, notices, set(by_place)) for tc in raw_cases
     ]
     if by_place:
         notices.append(
@@ -226,9 +224,27 @@ def _check_case(path: Path, index: int, tc: Any) -> None:
             raise fail(path, f"{field}.threshold': expected a number, found {_kind(threshold)}")
 
 
-def positional(name: str) -> bool:
-    """A name that says only where the case stood (test_case_0, test_rag[test_case0])."""
-    return bool(_DEFAULT_NAME.fullmatch(name) or _PYTEST_POSITIONAL.fullmatch(name.strip()))
+def pytest_positional(names: list[Any]) -> list[str]:
+    """The names, when every case of the file is named by pytest from its place: one parameter
+    id part that is the same argname with the indices 0..k-1 in every name (`test_rag[test_case0]`
+    ... `[test_case47]`; with a second parameter, `[golden3-gpt4]`, each index may recur). Ids a
+    user gave (`[refund-01]`, `[q1]`, `[gpt4]` alone) do not cover 0..k-1 under one argname."""
+    parts = []
+    for name in names:
+        match = _PYTEST_NAME.fullmatch(name.strip()) if isinstance(name, str) else None
+        if match is None:
+            return []
+        parts.append(match.group(1).split("-"))
+    if not parts or len({len(p) for p in parts}) != 1:
+        return []
+    for j in range(len(parts[0])):
+        places = [_PLACE_ID.fullmatch(p[j]) for p in parts]
+        if not all(places) or len({m.group(1) for m in places if m}) != 1:
+            continue
+        indices = {int(m.group(2)) for m in places if m}
+        if indices == set(range(len(indices))) and len(indices) > 1:
+            return [n.strip() for n in names]
+    return []
 
 
 def metric_key(name: str) -> str:
@@ -258,9 +274,15 @@ def _case(
     interrupted: bool,
     judges: set[str],
     notices: list[str],
+    by_place: set[str],
 ) -> Case:
     name = tc.get("name")
-    stable = isinstance(name, str) and name.strip() and not positional(name)
+    stable = (
+        isinstance(name, str)
+        and name.strip()
+        and not _DEFAULT_NAME.fullmatch(name)
+        and name.strip() not in by_place
+    )
     case_id = name.strip() if stable else stable_case_id(tc["input"])
     chunks = tuple(
         Chunk(id=f"c{k + 1}", text=text, rank=k + 1)

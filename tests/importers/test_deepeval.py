@@ -332,3 +332,24 @@ def test_a_huge_name_is_told_positional_or_not_in_linear_time(tmp_path: Path) ->
     data["testRunData"]["testCases"][0]["name"] = "x[a" + "1" * 1_000_000 + "x"
     (tmp_path / "r.json").write_text(json.dumps(data))
     assert len(load(tmp_path / "r.json").cases) == len(data["testRunData"]["testCases"])
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["test_rag[q1]", "test_rag[q2]", "test_rag[q3]", "test_rag[q4]"],  # from 1: the user's
+        ["test_rag[refund_01]", "test_rag[gpt4]", "test_rag[sso2]", "test_rag[api7]"],
+        ["test_rag[x0]", "test_rag[x1]", "test_rag[y2]", "test_rag[x3]"],  # not one argname
+    ],
+)
+def test_ids_a_user_gave_that_end_in_digits_stay_case_ids(tmp_path: Path, names: list) -> None:
+    """Review: any bracketed id ending in a digit was taken for pytest's own (q1, gpt4), so a
+    user's chosen ids stopped pairing with earlier imports. pytest's are one argname with
+    indices 0..k-1 across the file."""
+    data = json.loads(LATEST.read_text())
+    cases = data["testRunData"]["testCases"][:4]
+    for tc, name in zip(cases, names, strict=True):
+        tc["name"] = name
+    data["testRunData"]["testCases"] = cases
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    assert sorted(c.case_id for c in load(tmp_path / "r.json").cases) == sorted(names)
