@@ -14,6 +14,8 @@ import contextlib
 import errno
 import json
 import os
+import stat as stat_module
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -39,14 +41,21 @@ INDEX_NAME = ".ragtui.duckdb"
 MEMORY_LIMIT = os.environ.get("RAGTUI_DUCKDB_MEMORY", "256MB")
 
 
-def _duckdb_config() -> dict[str, str | int]:
+def _duckdb_config() -> dict[str, str | int | bool]:
     """The index's DuckDB settings: its memory limit, and its threads where the environment
     sets them (RAGTUI_DUCKDB_THREADS: on a machine shared with other work, or where several
     ragtui processes run at once, as the test suite's workers do; DuckDB's own default, one
     per core, otherwise)."""
-    config: dict[str, str | int] = {"memory_limit": MEMORY_LIMIT}
+    config: dict[str, str | int | bool] = {
+        "memory_limit": MEMORY_LIMIT,
+        # the index only ever reads what ragtui hands it: no files, URLs or extensions, so
+        # nothing a database file holds (a view, a macro) can read or send anything
+        "enable_external_access": False,
+        "autoload_known_extensions": False,
+        "autoinstall_known_extensions": False,
+    }
     threads = os.environ.get("RAGTUI_DUCKDB_THREADS", "").strip()
-    if threads.isdigit() and int(threads) > 0:
+    if threads.isascii() and threads.isdigit() and int(threads) > 0:
         config["threads"] = int(threads)
     return config
 
@@ -93,7 +102,8 @@ class Store:
         path = folder / INDEX_NAME
         notices: list[str] = []
         read_only = private = False  # private: an in-memory index of our own
-        fixed = (INDEX_NAME, INDEX_NAME + ".wal")  # a planted symlink would be written through
+        # a planted symlink would be written through
+        fixed = (INDEX_NAME, INDEX_NAME + ".wal", INDEX_NAME + MARK_SUFFIX)
         notices += move_planted_links(folder, fixed)
         if planted(folder, fixed) or not _writable(folder, path):
             notices.append(
@@ -106,8 +116,13 @@ class Store:
                 True,
             )
         else:
+            foreign = _foreign(path)  # decided from the files alone: nothing in it has run yet
             try:
                 con = _connect(path)
+                if foreign:  # (we hold its lock: no other ragtui is using it)
+                    con.close()
+                    notices.append(_discarded(path))
+                    con = _connect_fresh(path)
             except duckdb.Error as exc:
                 if "could not set lock" in str(exc).lower() and not _is_damage(exc):
                     # The folder is still writable: run files written here (an import, a
@@ -131,7 +146,7 @@ class Store:
         cur = self._cursor()
         _migrate(cur, self.notices)
         if not self.private:
-            _claim(cur, self.index_path, self.notices)
+            _mark(self.index_path)
         committer.discard_pending(cur)
 
     def close(self) -> None:
@@ -546,7 +561,8 @@ def _migrate(con: duckdb.DuckDBPyConnection, notices: list[str]) -> None:
     try:
         con.execute(tables.SCHEMA_SQL)
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        version = int(row[0]) if row else 0
+        # (a version that is not a number: as one from a newer ragtui, rebuilt below)
+        version = (int(row[0]) if str(row[0]).isdigit() else SCHEMA_VERSION + 1) if row else 0
         if version == 0:
             con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
     except BaseException:
@@ -565,42 +581,78 @@ def _migrate(con: duckdb.DuckDBPyConnection, notices: list[str]) -> None:
     con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
 
 
-MADE_HERE = "made_here"  # the meta key of the index file's own device and inode
+MARK_SUFFIX = ".made"  # beside the index: the device and inode of the index ragtui made
 
 
-def _claim(con: duckdb.DuckDBPyConnection, path: Path, notices: list[str]) -> None:
-    """Trust only an index this ragtui made in this very file. A runs folder is untrusted and
-    so is an index that came with it (a copied folder, a repository that committed one): its
-    rows could name files outside the folder for the Case screen to read, plant judge replies
-    in the cache for a re-judge to take as the judge's, or show figures its run files do not
-    hold. The device and inode of the file ragtui created cannot be known in advance by whoever
-    made the folder; DuckDB writes its file in place, so they hold for as long as the file
-    does. Any other index (copied, restored, or from before this mark) is emptied and rebuilt
-    from the run files, and its cached judge replies dropped."""
-    st = os.stat(path)
-    mark = f"{st.st_dev}:{st.st_ino}"
-    row = con.execute("SELECT value FROM meta WHERE key = ?", [MADE_HERE]).fetchone()
-    if row is not None and row[0] == mark:
-        return
-    held = con.execute(
-        "SELECT (SELECT count(*) FROM files) + (SELECT count(*) FROM judge_cache)"
-    ).fetchone()
-    con.begin()
+def _identity(path: Path) -> str | None:
+    """The index file's device and inode; None where it cannot be ragtui's own: not this
+    user's file (another user of a shared folder could stat it and write the mark), or a file
+    with another name too (a hard link carries its mark along)."""
+    st = os.stat(path, follow_symlinks=False)
+    if st.st_uid != os.geteuid() or st.st_nlink != 1:
+        return None
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+def _read_mark(path: Path) -> str | None:
+    """The mark beside the index, if it is a plain file of this user's."""
     try:
-        if held is not None and held[0]:
-            for table in (*tables.RUN_TABLES, "runs", "files", "judge_cache"):
-                con.execute(f"DELETE FROM {table}")
-            con.execute("DELETE FROM meta WHERE key = 'pending_run'")
-            notices.append(
-                f"{shown_path(path)} was not made here by ragtui (a copied or restored folder, "
-                "an index from elsewhere, or one from before ragtui marked its own): rebuilt "
-                "from the run files, its cached judge replies dropped"
-            )
-        con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [MADE_HERE, mark])
-    except BaseException:
-        con.rollback()
-        raise
-    con.commit()
+        fd = os.open(path.with_name(path.name + MARK_SUFFIX), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid() or not stat_module.S_ISREG(st.st_mode):
+            return None
+        return os.read(fd, 64).decode("ascii", "replace").strip()
+    finally:
+        os.close(fd)
+
+
+def _foreign(path: Path) -> bool:
+    """Whether an index sits here that ragtui did not make in this very file. A runs folder is
+    untrusted, and so is an index that came with it (a copied folder, a repository that
+    committed one): its rows could name files outside the folder for the Case screen to read,
+    plant judge replies for a re-judge to take as the judge's, or show figures its run files
+    do not hold, and its views and macros would run inside ragtui's own queries. So the
+    decision is made before any of it runs, from its file's device and inode, which whoever
+    made the folder cannot know, against the mark ragtui wrote beside the index it made
+    (DuckDB writes its file in place: they hold as long as the file does)."""
+    try:
+        identity = _identity(path)
+    except FileNotFoundError:
+        return False  # no index yet: a new one
+    return identity is None or _read_mark(path) != identity
+
+
+def _discarded(path: Path) -> str:
+    """Remove an index ragtui did not make (and its WAL): derived data, rebuilt from the files."""
+    for stale in (path, path.with_name(path.name + ".wal")):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+    return (
+        f"{shown_path(path)} was not made here by ragtui (a copied or restored folder, an index "
+        "from elsewhere, or one from before ragtui marked its own): rebuilt from the run files, "
+        "its cached judge replies dropped"
+    )
+
+
+def _mark(path: Path) -> None:
+    """Write the mark of the index ragtui made (atomically; a planted link at the mark's name
+    was moved aside before the index was opened)."""
+    mark = path.with_name(path.name + MARK_SUFFIX)
+    identity = _identity(path)
+    if identity is None or _read_mark(path) == identity:
+        return
+    try:  # (not written: the next open rebuilds the index, nothing worse)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-mark-", dir=path.parent)
+        try:
+            os.write(fd, identity.encode("ascii") + b"\n")
+        finally:
+            os.close(fd)
+        os.replace(tmp, mark)
+    except OSError:
+        pass
 
 
 def _writable(folder: Path, path: Path) -> bool:

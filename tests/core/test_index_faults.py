@@ -181,8 +181,8 @@ def _damaged_copies(tmp_path: Path) -> tuple[Path, bytes, dict[str, bytes]]:
 
 
 def _open_damaged(folder: Path, damaged: bytes, files: dict[str, bytes]) -> list[str]:
-    for extra in folder.glob(INDEX_NAME + "?*"):  # its WAL, earlier damaged copies
-        extra.unlink()
+    for extra in [*folder.glob(INDEX_NAME + ".wal"), *folder.glob(INDEX_NAME + ".corrupt-*")]:
+        extra.unlink()  # its WAL, earlier damaged copies (its mark stays: it is ragtui's own)
     index = folder / INDEX_NAME
     if not index.exists():  # moved aside by the last round: ragtui's own again
         with Store.open(folder):

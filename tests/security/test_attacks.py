@@ -194,6 +194,62 @@ def test_an_index_that_came_with_the_folder_is_not_trusted(world: dict, tmp_path
     assert snapshot(root / "outside") == outside_before  # nothing written there either
 
 
+@pytest.mark.parametrize("how", ["view", "orphan rows", "hard link", "forged mark"])
+def test_a_planted_index_never_runs_or_shows_anything_it_holds(world: dict, how: str) -> None:
+    """Indexes made by whoever shipped the folder: a `runs` view over a file outside (its SQL
+    ran inside ragtui's queries: a run named after the file's text), run rows with no file rows
+    (kept by the first check, which only emptied an index whose files or cache held rows), a
+    hard link to an index elsewhere (it carries that index's mark along), and a mark copied in
+    beside a foreign index."""
+    root, folder = world["root"], world["folder"]
+    secret = root / "outside" / "netrc"
+    secret.write_text("machine x password HUNTER2\n")
+    index = folder / ".ragtui.duckdb"
+    if how == "hard link":
+        elsewhere = root / "elsewhere"
+        shutil.copytree(folder, elsewhere)
+        run(world, "runs", str(elsewhere))  # an index, and its mark, made there by ragtui
+        con = duckdb.connect(str(elsewhere / ".ragtui.duckdb"))
+        con.execute("UPDATE runs SET name = 'PLANTED ' || name")
+        con.close()
+        os.link(elsewhere / ".ragtui.duckdb", index)
+        shutil.copy(elsewhere / ".ragtui.duckdb.made", folder / ".ragtui.duckdb.made")
+    else:
+        con = duckdb.connect(str(index))
+        con.execute(tables_sql())
+        if how == "view":
+            con.execute("DROP TABLE runs")
+            con.execute(
+                "CREATE VIEW runs AS SELECT content AS run_id, content AS name FROM "
+                f"read_text('{secret}')"
+            )
+        else:
+            con.execute(
+                "INSERT INTO runs (run_id, name, file_path, n_cases) VALUES "
+                "('ghost', 'PLANTED ghost', ?, 1)",
+                [str(secret).encode()],
+            )
+            con.execute("INSERT INTO meta VALUES ('schema_version', '3')")
+        con.close()
+        if how == "forged mark":  # the mark of the planted file, as its maker could stat it
+            st = index.stat()
+            (folder / ".ragtui.duckdb.made").write_text(f"{st.st_dev}:{st.st_ino}\n")
+            os.chown(index, 65534, 65534) if os.geteuid() == 0 else pytest.skip("needs root")
+    out, err = run(world, "runs", str(folder), "--json")
+    assert "HUNTER2" not in out + err and "PLANTED" not in out + err and "ghost" not in out
+    assert set(json.loads(out)["runs"][i]["id"] for i in range(2)) == {
+        "baseline-2026-11-02",
+        "candidate",
+    }
+    assert "was not made here by ragtui" in err
+
+
+def tables_sql() -> str:
+    from ragtui.core.tables import SCHEMA_SQL
+
+    return SCHEMA_SQL
+
+
 def test_import_into_never_escapes_and_same_ids_both_survive(world: dict) -> None:
     root, folder = world["root"], world["folder"]
     incoming = root / "incoming"
