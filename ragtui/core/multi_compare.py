@@ -128,7 +128,9 @@ def compare_many(
             cluster_field=cluster_field,
         )
         notes += [(cid, note_text(w)) for w in c.warnings]
-        reruns[base_id], reruns[cid] = tuple(c.reruns_a), tuple(c.reruns_b)
+        # the base's: every rerun any cell used (with a candidate of its own config, none)
+        reruns[base_id] = tuple(dict.fromkeys((*reruns.get(base_id, ()), *c.reruns_a)))
+        reruns[cid] = tuple(c.reruns_b)
         results += [(cid, m) for m in c.metrics]
     adjusted = stats.holm([m.p for _, m in results])
     over = f"every test of the table ({sum(m.p is not None for _, m in results)})"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from ragtui.format.numbers import pts, pts_apart, short_pts, signed_pts, significant
@@ -292,10 +292,10 @@ def class_filter_caption(klass: str | None, count: int | None = None) -> str:
     return klass if count is None else f"{klass} ({count})"
 
 
-def diagnosis_summary_lines(d: Any, worst: int = 10, *, warnings: bool = True) -> list[str]:
+def diagnosis_summary_lines(d: Any, worst: int = 10, *, said: Collection[str] = ()) -> list[str]:
     """A diagnosis as `ragtui diagnose` prints it and the Markdown report lists it (untrusted
-    text already made printable). `warnings=False`: without the comparison's warnings (the
-    report lists them once, in its own section)."""
+    text already made printable). `said`: warnings said elsewhere already (the report lists the
+    comparison's once, in its own section); the diagnosis's own still come here."""
     out: list[str] = []
     echo = out.append
     reruns = f", {len(d.a_runs)} reruns" if len(d.a_runs) > 1 else ""
@@ -360,6 +360,7 @@ def diagnosis_summary_lines(d: Any, worst: int = 10, *, warnings: bool = True) -
                 + f"  {short_pts(w.a)} → {short_pts(w.b)} ({signed_pts(w.delta)})  "
                 + cause_text(w.cause, w.stage, w.basis, w.missing)
             )
-    for w in d.warnings if warnings else ():
-        echo("! " + printable(w))
+    for w in d.warnings:
+        if w not in said:
+            echo("! " + printable(w))
     return out

@@ -71,11 +71,10 @@ def render_report(c: Comparison, store: Store, diagnosis: Any | None = None) -> 
     if c.judges:
         out += ["", "## The verdict under each judge", ""]
         out += [f"- {md(fmt.judge_verdict_text(j))}" for j in c.judges]
+    warned = {fmt.note_text(w) for w in c.warnings}  # listed once, in their own section
     if diagnosis is not None:
         lines = [
-            x
-            for x in fmt.diagnosis_summary_lines(diagnosis, WORST_CASES, warnings=False)
-            if x.strip()
+            x for x in fmt.diagnosis_summary_lines(diagnosis, WORST_CASES, said=warned) if x.strip()
         ]
         out += ["", "## Diagnosis", "", *(f"- {md(line)}" for line in lines)]
     out += ["", "## Warnings", ""]

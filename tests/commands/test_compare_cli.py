@@ -372,6 +372,15 @@ def test_report_names_the_stage_of_a_retrieval_regression(tmp_path: Path) -> Non
     # each warning once, in its own section (the diagnosis block repeated them all)
     twin = "rerun baseline-2026-11-03 of A is identical to baseline-2026-11-02"
     assert twin not in section and result.stdout.count(twin) == 1
+    # the diagnosis's own notes stay (the review found them dropped with the repeats)
+    header = json.loads((folder / "bm25-2026-11-21.ragtui.jsonl").read_text().split("\n")[0])
+    header["dataset"]["version"] = "v-other"
+    lines = (folder / "bm25-2026-11-21.ragtui.jsonl").read_text().split("\n")
+    lines[0] = json.dumps(header)
+    (folder / "bm25-2026-11-21.ragtui.jsonl").write_text("\n".join(lines))
+    again = CliRunner().invoke(cli, ["report", "baseline", "bm25", "-p", str(folder)]).stdout
+    said = "are on different datasets (or versions): a case id may not be the same question"
+    assert again.count(said) == 1 and again.count(twin) == 1
 
 
 def test_all_configs_compares_the_base_with_the_first_run_of_every_other_config(

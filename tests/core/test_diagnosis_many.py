@@ -90,3 +90,18 @@ def test_bad_candidate_lists(store: Store) -> None:
         compare_many(store, "base", ["worse", "worse"])
     with pytest.raises(RagtuiError, match="at least one candidate"):
         compare_many(store, "base", [])
+
+
+def test_the_base_keeps_every_rerun_any_cell_averaged(tmp_path) -> None:
+    """Review: the base's reruns were those of the last pair only, so with a rerun of the
+    base's own config last (each side alone), a deleted base rerun went unnoticed."""
+    import shutil
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[2] / "sample_runs"
+    folder = tmp_path / "runs"
+    shutil.copytree(sample, folder, ignore=shutil.ignore_patterns(".ragtui*"))
+    with Store.open(folder) as s:
+        mc = compare_many(s, "baseline-2026-11-02", ["topk5-2026-11-09", "baseline-2026-11-05"])
+        base = set(mc.reruns["baseline-2026-11-02"])
+    assert {"baseline-2026-11-03", "baseline-2026-11-05", "baseline-2026-11-29"} <= base

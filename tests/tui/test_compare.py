@@ -365,6 +365,21 @@ async def test_a_metric_whose_reruns_were_all_left_out_says_so(sample_copy, make
         ) in text
 
 
+async def test_two_reruns_of_one_config_say_so_on_screen_as_in_the_cli(
+    sample_copy, make_app
+) -> None:
+    """Review: the CLI said "A and B are reruns of one config" and the TUI's rule line "no
+    reruns of A or B with the same config"."""
+    app = make_app(sample_copy)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare("baseline-2026-11-02", "baseline-2026-11-05")
+        await wait_ready(app, pilot)
+        text = " ".join(screen_text(app).split())
+        assert "A and B are reruns of one config: each side is its run alone" in text
+        assert "no reruns of A or B with the same config" not in text
+
+
 async def test_the_case_list_widens_its_questions_when_the_terminal_grows(folder, make_app) -> None:
     """From 100 to 200 columns the question column stayed as cut for 100 (about 15 cells
     wide, 90 blank beside it) until another key refilled the list."""

@@ -24,6 +24,7 @@ from ragtui.core.verdict import (
     Note,
     RerunIdentical,
     RerunRule,
+    SameConfig,
     Verdict,
 )
 from ragtui.format import interval, p_value, pts, signed_pts
@@ -254,7 +255,7 @@ def rule_lines(c: Comparison, r: MetricResult | None) -> list[Text]:
                 for n in c.noise
                 if isinstance(n, NoRerunsLeft) and r is not None and n.metric == r.metric
             ),
-            next((n for n in c.noise if isinstance(n, NoReruns)), None),
+            next((n for n in c.noise if isinstance(n, NoReruns | SameConfig)), None),
         )
         said = (
             fmt.note_text(why)
