@@ -307,6 +307,7 @@ def _noise_json(check: NoiseCheck) -> dict[str, Any]:
         return {
             "metric": m.metric,
             "n": m.n,
+            "runs": list(m.runs),
             "means": list(m.means),
             "errors": list(m.errors),
             "noise_floor": None if f is None else f.noise_floor,

@@ -34,6 +34,7 @@ class MetricNoise:
     errors: tuple[int, ...]  # each rerun's errored cases for the metric
     floor: stats.NoiseFloor | None  # None with fewer than 2 reruns or no common case
     identical: bool = False  # every rerun graded every common case alike
+    runs: tuple[str, ...] = ()  # the reruns that graded this metric (means, errors: theirs)
 
 
 def rerun_noise(
@@ -52,23 +53,28 @@ def rerun_noise(
     out = []
     for metric in names:
         rows = [r for r in table if r["metric"] == metric]
-        by_run: dict[str, dict[str, float]] = {rid: {} for rid in run_ids}
-        errors = {rid: (left_out or {}).get(rid, 0) for rid in run_ids}
+        # the runs that graded it: a rerun of some metrics only (`-m`) has no row of the others
+        # and would leave no case in common
+        graded = {r["run_id"] for r in rows}
+        measured = [rid for rid in run_ids if rid in graded]
+        by_run: dict[str, dict[str, float]] = {rid: {} for rid in measured}
+        errors = {rid: (left_out or {}).get(rid, 0) for rid in measured}
         for r in rows:
             if r["value"] is None:
                 errors[r["run_id"]] += 1
             else:
                 by_run[r["run_id"]][r["case_id"]] = r["value"]
         common = sorted(set.intersection(*(set(v) for v in by_run.values()))) if by_run else []
-        matrix = np.array([[by_run[rid][c] for c in common] for rid in run_ids], dtype=float)
+        matrix = np.array([[by_run[rid][c] for c in common] for rid in measured], dtype=float)
         out.append(
             MetricNoise(
                 metric=metric,
                 n=len(common),
                 means=tuple(float(m) for m in matrix.mean(axis=1)) if common else (),
-                errors=tuple(errors[rid] for rid in run_ids),
+                errors=tuple(errors[rid] for rid in measured),
                 floor=stats.noise_floor(matrix) if common else None,
-                identical=len(run_ids) > 1 and bool(common) and bool((matrix == matrix[0]).all()),
+                identical=len(measured) > 1 and bool(common) and bool((matrix == matrix[0]).all()),
+                runs=tuple(measured),
             )
         )
     return out
@@ -84,7 +90,8 @@ def noise_lines(noise: Sequence[MetricNoise], margin: float = 0.05) -> list[str]
         f = m.floor
         means = " / ".join(f"{100 * x:.1f}" for x in m.means)
         icc = "—" if f.icc is None else f"{f.icc:.2f}"
-        rule = "ok" if stats.rule_holds(f.rerun_delta, margin) else "ABOVE"
+        # (in the words compare's rule line uses)
+        rule = "within it" if stats.rule_holds(f.rerun_delta, margin) else "above it"
         errs = sum(m.errors)
         lines.append(
             f"{m.metric}: reruns {means} · noise floor ±{100 * f.noise_floor:.1f} points · "

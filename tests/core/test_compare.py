@@ -837,7 +837,7 @@ def test_reruns_exactly_5_points_apart_break_the_rule_in_both_places(run_writer)
     (rule,) = _notes(compare_runs(store, "base", "cand"), RerunRule)
     assert round(rule.rerun_delta * 100, 1) == 5.0 and not rule.holds
     (line,) = noise_lines(rerun_noise(store, ["base", "base-2"], ["m"]), 0.05)
-    assert "differ by 5.0 points (rule of thumb: < 5, ABOVE)" in line
+    assert "differ by 5.0 points (rule of thumb: < 5, above it)" in line
 
 
 def test_samples_show_clusters_both_judges_and_human_corrections(sample_store: Store) -> None:
