@@ -14,7 +14,7 @@ from typing import Any
 
 from ragtui.core.model import Chunk
 from ragtui.importers._common import as_number, fail, is_missing
-from ragtui.importers._tabular import parse_list
+from ragtui.importers._tabular import MAX_LIST_ITEMS, parse_list
 
 TEXT_KEYS = ("text", "content", "page_content")
 
@@ -48,6 +48,12 @@ def read_chunks(path: Path, where: str, column: str, cell: Any) -> tuple[Chunk, 
     items = chunk_items(cell)
     if items is None:
         items = [cell]
+    if len(items) > MAX_LIST_ITEMS:  # (each would be a Chunk: memory, not a list of chunks)
+        raise fail(
+            path,
+            f"{where}, column {column!r}: expected at most {MAX_LIST_ITEMS:,} chunks in one "
+            f"cell, found {len(items):,}",
+        )
     chunks = []
     for n, item in enumerate(items, start=1):
         if isinstance(item, dict):

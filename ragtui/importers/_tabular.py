@@ -365,6 +365,12 @@ def read_markdown(path: Path, text: str) -> Table:
     raise fail(path, "no Markdown table (a | header | row followed by | --- |) found")
 
 
+MAX_LIST_ITEMS = 10_000  # items of one list cell (retrieved chunks): more is no list of chunks
+# a Python-repr list (not JSON, not plain string literals) parsed by ast.literal_eval only up to
+# this size: `[1,1,1,…,]` of 6 MB took 3 GB and 28 s there
+LITERAL_EVAL_MAX = 1 << 16
+
+
 def parse_list(value: Any) -> list[str] | None:
     """A list of strings from a list cell; None when the cell is not a list at all.
 
@@ -383,11 +389,15 @@ def parse_list(value: Any) -> list[str] | None:
     except (ValueError, RecursionError):
         parsed = None
     if isinstance(parsed, list):
+        if len(parsed) > MAX_LIST_ITEMS:
+            return None  # no list a tool writes into a cell: its text, as it is
         return [v if isinstance(v, str) else json.dumps(v) for v in parsed]
     # Before literal_eval: it would glue numpy's comma-less 'a' 'b' into one string 'ab'.
     strings = _string_literals(text)
     if strings is not None:
         return strings
+    if len(text) > LITERAL_EVAL_MAX:  # its syntax tree takes ~500 bytes a character
+        return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -185,3 +185,32 @@ def test_a_non_utf8_file_name_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ImportFormatError, match="not UTF-8") as info:
         load_file(path)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["python repr", "json"])
+def test_a_contexts_cell_of_millions_of_items_stays_bounded(tmp_path: Path, kind: str) -> None:
+    """Security review: a 6 MB contexts cell `[1,1,…,]` (not JSON: a trailing comma) went to
+    ast.literal_eval (3 GB, 28 s), and as JSON became 3 million chunks (930 MB), on merely
+    opening the folder it was dropped into. Bounded: a repr list that long is kept as text, a
+    list of more chunks than any retriever returns is refused naming the cell."""
+    items = "1," * 3_000_000 if kind == "python repr" else ",".join(["1"] * 3_000_000)
+    path = tmp_path / "harness.csv"
+    path.write_text(
+        f'question,answer,contexts,faithfulness\nq1,a1,"[{items}]",0.5\nq2,a2,"[]",0.5\n',
+        encoding="utf-8",
+    )
+    result = _run_limited(path)
+    assert _peak_mb(result) < 600, result.stdout
+    if kind == "json":
+        assert "ERROR" in result.stdout
+        assert "row 2, column 'contexts': expected at most 10,000 chunks in one cell, found " in (
+            result.stdout
+        )
+    else:
+        assert "IMPORTED" in result.stdout, result.stdout
+        # (under this address-space cap literal_eval fails fast on its own; uncapped it took
+        # 3 GB: the bound is that a repr list this long never reaches it)
+        from ragtui.importers._tabular import LITERAL_EVAL_MAX, parse_list
+
+        assert parse_list("[" + "1," * (LITERAL_EVAL_MAX // 2 + 1) + "]") is None
+        assert parse_list("[" + "1," * 100 + "]") == ["1"] * 100
