@@ -589,9 +589,14 @@ def _identity(path: Path) -> str | None:
     user's file (another user of a shared folder could stat it and write the mark), or a file
     with another name too (a hard link carries its mark along)."""
     st = os.stat(path, follow_symlinks=False)
-    if st.st_uid != os.geteuid() or st.st_nlink != 1:
+    if not _mine(st) or st.st_nlink != 1:
         return None
     return f"{st.st_dev}:{st.st_ino}"
+
+
+def _mine(st: os.stat_result) -> bool:
+    """A file of this user's (where the system has owners to tell)."""
+    return not hasattr(os, "geteuid") or st.st_uid == os.geteuid()
 
 
 def _read_mark(path: Path) -> str | None:
@@ -602,7 +607,7 @@ def _read_mark(path: Path) -> str | None:
         return None
     try:
         st = os.fstat(fd)
-        if st.st_uid != os.geteuid() or not stat_module.S_ISREG(st.st_mode):
+        if not _mine(st) or not stat_module.S_ISREG(st.st_mode):
             return None
         return os.read(fd, 64).decode("ascii", "replace").strip()
     finally:
