@@ -53,6 +53,7 @@ from ragtui.core.verdict import (
     RerunErrors,
     RerunIdentical,
     RerunMean,
+    RerunMissing,
     RerunRule,
     RunsDiffer,
     SameConfig,
@@ -294,6 +295,11 @@ class Builder:
             if sum(failed.values()):
                 runs = tuple(r for r, n in failed.items() if n)
                 out.warnings.append(RerunErrors(m, side, sum(failed.values()), runs))
+            gaps = [st[r][paired] == 0 for r in rows[1:]]
+            if gaps and np.any(gaps):
+                runs = tuple(ids[r] for r, g in zip(rows[1:], gaps, strict=True) if g.any())
+                cases = int(np.count_nonzero(np.any(gaps, axis=0)))
+                out.warnings.append(RerunMissing(m, side, cases, runs))
         r = analyse_metric(
             m,
             rep.a,

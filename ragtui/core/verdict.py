@@ -171,6 +171,18 @@ class RerunErrors(Note):
 
 
 @dataclass(frozen=True)
+class RerunMissing(Note):
+    """Compared cases a side's reruns do not hold at all (a rerun of part of the dataset):
+    those cases' mean is over the reruns that hold them."""
+
+    code: ClassVar[str] = "rerun_missing"
+    metric: str
+    side: str
+    missing: int  # compared cases absent from one rerun or more
+    runs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ErrorCounts(Note):
     """Errored grades and parse failures (scored 0 by label-mode judges) on each side."""
 

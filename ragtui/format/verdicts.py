@@ -24,6 +24,7 @@ from ragtui.core.verdict import (
     RerunErrors,
     RerunIdentical,
     RerunMean,
+    RerunMissing,
     RerunRule,
     RunsDiffer,
     SameConfig,
@@ -291,6 +292,12 @@ def note_text(n: Note) -> str:
             return (
                 f"{metric}: {plural(errors, 'grade')} failed in {side}'s reruns ({', '.join(runs)}), not counted "
                 f"in err {side}: those cases' {side} is the mean of the reruns that scored them"
+            )
+        case RerunMissing(metric=metric, side=side, missing=missing, runs=runs):
+            return (
+                f"{metric}: {plural(missing, 'compared case')} missing from {side}'s reruns "
+                f"({', '.join(runs)}): those cases' {side} is the mean of the reruns that "
+                "hold them"
             )
         case ErrorCounts() as e:
             counts = (

@@ -30,6 +30,7 @@ from ragtui.core.verdict import (
     RerunDrift,
     RerunErrors,
     RerunIdentical,
+    RerunMissing,
     RerunRule,
     RunsDiffer,
     SameConfig,
@@ -806,6 +807,22 @@ def test_two_reruns_of_one_config_compare_as_mirror_images(run_writer) -> None:
     assert same.others == 1
     assert "A and B are reruns of one config" in note_text(same)
     assert not _notes(there, NoReruns)
+
+
+def test_a_rerun_that_lacks_some_cases_is_said(run_writer) -> None:
+    """A rerun of part of the dataset thinned those cases' A to the reruns that hold them,
+    without a word (a failed grade there was said)."""
+    ids = _ids(10)
+    run_writer.write("base", {"m": _values(ids, [1.0] * 10)})
+    run_writer.write("base-2", {"m": _values(ids, [0.0] * 10)}, config={**BASE, "seed": 2})
+    run_writer.write("base-3", {"m": _values(ids[2:], [0.0] * 8)}, config={**BASE, "seed": 3})
+    run_writer.write("cand", {"m": _values(ids, [1.0] * 10)}, config={"prompt": "v2"})
+    c = compare_runs(run_writer.store(), "base", "cand")
+    (gap,) = _notes(c, RerunMissing)
+    assert (gap.metric, gap.side, gap.missing, gap.runs) == ("m", "A", 2, ("base-3",))
+    assert note_text(gap).startswith("m: 2 compared cases missing from A's reruns (base-3)")
+    # by hand: A is 1/2 on the two cases base-3 lacks, 1/3 on the eight it holds
+    assert c.metric("m").mean_a == pytest.approx((2 * 0.5 + 8 / 3) / 10)
 
 
 def test_a_change_of_exactly_the_margin_is_not_below_it(run_writer) -> None:
