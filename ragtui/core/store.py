@@ -103,7 +103,8 @@ class Store:
         notices: list[str] = []
         read_only = private = False  # private: an in-memory index of our own
         # a planted symlink would be written through
-        fixed = (INDEX_NAME, INDEX_NAME + ".wal", INDEX_NAME + MARK_SUFFIX)
+        # (and DuckDB's spill directory, which it writes into and clears of its own temp files)
+        fixed = (INDEX_NAME, INDEX_NAME + ".wal", INDEX_NAME + MARK_SUFFIX, INDEX_NAME + ".tmp")
         notices += move_planted_links(folder, fixed)
         if planted(folder, fixed) or not _writable(folder, path):
             notices.append(
@@ -117,8 +118,12 @@ class Store:
             )
         else:
             foreign = _foreign(path)  # decided from the files alone: nothing in it has run yet
+            checked = _present_identity(path)
             try:
                 con = _connect(path)
+                # (a file swapped in between the check and the connect is not the one checked)
+                swapped = checked is not None and _present_identity(path) != checked
+                foreign = foreign or swapped
                 if foreign:  # (we hold its lock: no other ragtui is using it)
                     con.close()
                     notices.append(_discarded(path))
@@ -599,10 +604,20 @@ def _mine(st: os.stat_result) -> bool:
     return not hasattr(os, "geteuid") or st.st_uid == os.geteuid()
 
 
-def _read_mark(path: Path) -> str | None:
-    """The mark beside the index, if it is a plain file of this user's."""
+def _present_identity(path: Path) -> str | None:
     try:
-        fd = os.open(path.with_name(path.name + MARK_SUFFIX), os.O_RDONLY | os.O_NOFOLLOW)
+        st = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+def _read_mark(path: Path) -> str | None:
+    """The mark beside the index, if it is a plain file of this user's (a FIFO there must not
+    block the open: O_NONBLOCK)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(path.with_name(path.name + MARK_SUFFIX), flags)
     except OSError:
         return None
     try:
@@ -627,7 +642,18 @@ def _foreign(path: Path) -> bool:
         identity = _identity(path)
     except FileNotFoundError:
         return False  # no index yet: a new one
-    return identity is None or _read_mark(path) != identity
+    return identity is None or _read_mark(path) != identity or _foreign_wal(path)
+
+
+def _foreign_wal(path: Path) -> bool:
+    """A WAL beside the index that is not a plain file of this user's: DuckDB replays a WAL
+    written over a copy of the index into it, and another user of a shared folder can read
+    the index and write one at the free name (ragtui's own is gone after a clean close)."""
+    try:
+        st = os.stat(path.with_name(path.name + ".wal"), follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return not (stat_module.S_ISREG(st.st_mode) and _mine(st) and st.st_nlink == 1)
 
 
 def _discarded(path: Path) -> str:
@@ -651,13 +677,17 @@ def _mark(path: Path) -> None:
         return
     try:  # (not written: the next open rebuilds the index, nothing worse)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-mark-", dir=path.parent)
+    except OSError:
+        return
+    try:
         try:
             os.write(fd, identity.encode("ascii") + b"\n")
         finally:
             os.close(fd)
         os.replace(tmp, mark)
     except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def _writable(folder: Path, path: Path) -> bool:

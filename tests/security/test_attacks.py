@@ -244,6 +244,39 @@ def test_a_planted_index_never_runs_or_shows_anything_it_holds(world: dict, how:
     assert "was not made here by ragtui" in err
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("how", ["fifo mark", "directory mark", "wal of another user"])
+def test_odd_files_beside_the_index_neither_hang_nor_replay(world: dict, how: str) -> None:
+    """Re-review: a FIFO at the mark's name blocked the open forever; a directory there left a
+    temporary mark file behind on every open; a WAL another user wrote over a copy of the index
+    (DuckDB replays such a WAL into the index) was taken with the index it sits beside."""
+    folder = world["folder"]
+    run(world, "runs", str(folder))  # ragtui's own index and mark
+    mark = folder / ".ragtui.duckdb.made"
+    if how == "fifo mark":
+        mark.unlink()
+        os.mkfifo(mark)
+    elif how == "directory mark":
+        mark.unlink()
+        mark.mkdir()
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("needs root to write a file as another user")
+        shutil.copy(folder / ".ragtui.duckdb", world["root"] / "copy.duckdb")
+        con = duckdb.connect(str(world["root"] / "copy.duckdb"))
+        con.execute("UPDATE runs SET name = 'PLANTED ' || name")  # into its WAL, not the file
+        shutil.copy(world["root"] / "copy.duckdb.wal", folder / ".ragtui.duckdb.wal")
+        con.close()
+        os.chown(folder / ".ragtui.duckdb.wal", 65534, 65534)
+    for _ in range(2):
+        out, err = run(world, "runs", str(folder), "--json")
+        assert "PLANTED" not in out + err
+        assert {r["id"] for r in json.loads(out)["runs"]} == {"baseline-2026-11-02", "candidate"}
+    assert not list(folder.glob(".tmp-mark-*"))
+    if how == "wal of another user":
+        assert "was not made here by ragtui" in err or "PLANTED" not in out
+
+
 def tables_sql() -> str:
     from ragtui.core.tables import SCHEMA_SQL
 
