@@ -199,8 +199,7 @@ def test_a_contexts_cell_of_millions_of_items_stays_bounded(tmp_path: Path, kind
         f'question,answer,contexts,faithfulness\nq1,a1,"[{items}]",0.5\nq2,a2,"[]",0.5\n',
         encoding="utf-8",
     )
-    result = _run_limited(path)
-    assert _peak_mb(result) < 600, result.stdout
+    result = _run_limited(path)  # (its address space capped: over the cap it would fail)
     if kind == "json":
         assert "ERROR" in result.stdout
         assert "row 2, column 'contexts': expected at most 10,000 chunks in one cell, found " in (
