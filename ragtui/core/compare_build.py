@@ -199,12 +199,14 @@ class Builder:
         a_id, b_id = self.a_id, self.b_id
         out.warnings += comparability_notes(out.run_a, out.run_b)
         names = self._names()
-        sib_a = [r for r in store.reruns(a_id) if r not in (a_id, b_id)]
-        sib_b = [r for r in store.reruns(b_id) if r not in (a_id, b_id, *sib_a)]
-        self.same_config = b_id in store.reruns(a_id)
+        family_a = store.reruns(a_id)
+        self.same_config = b_id in family_a
         if self.same_config:  # the other reruns would all land on A: on neither side
-            out.noise.append(SameConfig(len(sib_a)))
-            sib_a = sib_b = []
+            out.noise.append(SameConfig(len([r for r in family_a if r not in (a_id, b_id)])))
+            sib_a, sib_b = [], []
+        else:
+            sib_a = [r for r in family_a if r not in (a_id, b_id)]
+            sib_b = [r for r in store.reruns(b_id) if r not in (a_id, b_id, *sib_a)]
         ids = [a_id, b_id, *sib_a, *sib_b]
         grid = ScoreGrid(store.scores(ids, names, ordered=False), ids, names)
         self.grid, self.ids = grid, ids
@@ -540,9 +542,10 @@ def judge_verdicts(store: Store, c: Comparison) -> tuple[list[JudgeVerdict], lis
     for key in others:
         # per metric, the latest re-judge of each side that graded it
         pairs: dict[tuple[str, str], list[str]] = {}
+        graded = {r: set(store.metrics([r])) for r in (*by_a[key], *by_b[key])}  # (once each)
         for m in names:
-            ra = next((r for r in by_a[key] if m in store.metrics([r])), None)
-            rb = next((r for r in by_b[key] if m in store.metrics([r])), None)
+            ra = next((r for r in by_a[key] if m in graded[r]), None)
+            rb = next((r for r in by_b[key] if m in graded[r]), None)
             if ra is not None and rb is not None:
                 pairs.setdefault((ra, rb), []).append(m)
         for (ra, rb), chosen in pairs.items():

@@ -596,6 +596,10 @@ def _identity(path: Path) -> str | None:
     st = os.stat(path, follow_symlinks=False)
     if not _mine(st) or st.st_nlink != 1:
         return None
+    return _device_inode(st)
+
+
+def _device_inode(st: os.stat_result) -> str:
     return f"{st.st_dev}:{st.st_ino}"
 
 
@@ -606,10 +610,9 @@ def _mine(st: os.stat_result) -> bool:
 
 def _present_identity(path: Path) -> str | None:
     try:
-        st = os.stat(path, follow_symlinks=False)
+        return _device_inode(os.stat(path, follow_symlinks=False))
     except FileNotFoundError:
         return None
-    return f"{st.st_dev}:{st.st_ino}"
 
 
 def _read_mark(path: Path) -> str | None:

@@ -205,16 +205,11 @@ def _left_out(store: Store, parent_id: str, group: Sequence[str]) -> dict[str, i
     return out
 
 
-def _same_judge(a: Run, b: Run) -> bool:
-    """Graded by the same judge model with the same prompts (for the metrics both graded)."""
-    return same_judge(a.judge, b.judge)
-
-
 def _other_judge(store: Store, run_id: str, rerun_id: str) -> str | None:
     """A line when the noise judge is not the one that graded the run: the floor is that
     judge's, which the run's own judge need not share."""
     run, rerun = store.run(run_id), store.run(rerun_id)
-    if _same_judge(run, rerun):
+    if same_judge(run.judge, rerun.judge):
         return None
     # the shells show it through their neutraliser, as every line here
     return (
@@ -298,7 +293,7 @@ async def _like_for_like(
         return b_id, store.run(b_id), store.run(rerun_id)
 
     b_id, b, rerun = await asyncio.to_thread(runs)
-    if _same_judge(b, rerun):
+    if same_judge(b.judge, rerun.judge):
         return b_id, None
     label = f"re-judging B ({b.name}) with {judge.name}"
     result = await judge_run(
