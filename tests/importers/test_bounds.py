@@ -78,7 +78,8 @@ try:
     print("IMPORTED")
 except RagtuiError as err:
     print("ERROR", err)
-print("PEAK_KB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent that started this process
+print("PEAK_KB", next(int(ln.split()[1]) for ln in open("/proc/self/status") if ln.startswith("VmHWM:")))
 """
     return subprocess.run(
         [sys.executable, "-c", code, str(path)],
