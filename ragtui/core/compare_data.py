@@ -216,7 +216,9 @@ def profiles(table: pa.Table) -> dict[tuple[str, str], Profile]:
         errors[key] = errors.get(key, 0) + row["n_errors"]
         parse[key] = parse.get(key, 0) + row["n_parse_failures"]
         parse_scored[key] = parse_scored.get(key, 0) + row["n_parse_scored"]
-        if row["n"]:
+        # a label-mode reply that could not be read is scored 0 with no label: counted as a
+        # parse failure, it says nothing of the scale (it is no second, numeric one)
+        if row["n"] > row["n_parse_scored"]:
             lo, hi = row["scale_lo"], row["scale_hi"]
             scale = ScaleInfo(
                 "label" if row["labelled"] else "number",

@@ -892,3 +892,30 @@ def test_a_parse_failure_is_one_bad_grade_whether_it_errored_or_was_scored(run_w
     assert m.n == 34  # 40 cases, 6 without a B value
     check = decide_gate(c).checks[0]
     assert check.code == "more_errors" and (check.value, check.threshold) == (9.0, 0.0)
+
+
+def test_label_replies_that_could_not_be_read_keep_the_metric_comparable(run_writer) -> None:
+    """ragtui's own judge scores an unreadable YES/PARTIAL/NO reply 0, with no label and a
+    "parse failure: " reason. Those zeros are counted, not a second scale: a re-judge with a
+    few of them was "not comparable" ("labels (0-1) and numbers 0-1") and failed every gate."""
+    ids = _ids(12)
+    names = {1.0: "YES", 0.5: "PARTIAL", 0.0: "NO"}
+    a = [1.0, 0.5, 1.0, 1.0, 0.0, 1.0, 1.0, 0.5, 1.0, 1.0, 1.0, 0.0]
+    b = [1.0, 1.0, 1.0, 0.5, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+    unreadable = ids[10:]  # B's last two replies had no label: scored 0
+    run_writer.write(
+        "A",
+        {"f": _values(ids, a)},
+        labels={"f": {c: names[v] for c, v in zip(ids, a, strict=True)}},
+    )
+    run_writer.write(
+        "B",
+        {"f": _values(ids, b)},
+        config={"p": 2},
+        labels={"f": {c: names[v] for c, v in zip(ids, b, strict=True) if c not in unreadable}},
+        reasons={"f": dict.fromkeys(unreadable, "parse failure: no label in the reply")},
+    )
+    m = compare_runs(run_writer.store(), "A", "B").metric("f")
+    assert m.verdict is not Verdict.NOT_COMPARABLE
+    assert [s.kind for s in m.scale_b] == ["label"]
+    assert m.n == 12 and m.mean_b == pytest.approx(sum(b) / 12)
