@@ -919,3 +919,21 @@ def test_label_replies_that_could_not_be_read_keep_the_metric_comparable(run_wri
     assert m.verdict is not Verdict.NOT_COMPARABLE
     assert [s.kind for s in m.scale_b] == ["label"]
     assert m.n == 12 and m.mean_b == pytest.approx(sum(b) / 12)
+
+
+def test_a_case_b_scored_as_every_rerun_of_a_did_is_unmoved(run_writer) -> None:
+    """0.1 in each of A's three reruns averages 0.10000000000000002 in floats: B's 0.1 was a
+    -3e-17 delta, counted "worse" in Compare's histogram and kept by "regressions only"."""
+    ids = _ids(12)
+    reruns = (
+        [0.1] * 10 + [0.2, 0.9],
+        [0.1] * 10 + [0.3, 0.7],
+        [0.1] * 10 + [0.4, 0.8],
+    )
+    for k, values in enumerate(reruns):
+        run_writer.write(f"a{k}", {"m": _values(ids, values)}, config={**BASE, "seed": k})
+    run_writer.write("b", {"m": _values(ids, [0.1] * 10 + [0.3, 0.8])}, config={"p": 2})
+    c = compare_runs(run_writer.store(), "a0", "b")
+    assert c.reruns_a == ["a0", "a1", "a2"]
+    assert [x.delta for x in c.cases] == [0.0] * 12  # by hand: each case's reruns average B's
+    assert c.metric("m").delta == 0.0
