@@ -98,13 +98,19 @@ class ScoreGrid:
         out[ci[sel]] = np.asarray(self._labels.to_numpy(zero_copy_only=False), dtype=object)[sel]
         return out
 
-    def same(self, r1: int, r2: int, metric: int | None = None) -> bool:
-        """Two runs equal on every score (or on one metric): same states, same values."""
+    def same(self, kept: int, rerun: int, metric: int | None = None) -> bool:
+        """`rerun` repeats `kept` on every score (or on one metric): on every case both hold,
+        the same state and the same value. A cache that served a rerun of part of the cases,
+        or of the old cases of a grown dataset, gives one too: such a rerun says nothing of
+        the noise where the runs meet (and a comparison pairs A's own cases only)."""
         pick = slice(None) if metric is None else metric
-        s1, s2 = self.state[r1][pick], self.state[r2][pick]
-        v1, v2 = self.value[r1][pick], self.value[r2][pick]
-        both = ~np.isnan(v1) & ~np.isnan(v2)
-        return bool(np.array_equal(s1, s2) and np.array_equal(v1[both], v2[both]))
+        s1, s2 = self.state[kept][pick], self.state[rerun][pick]
+        held = (s1 != 0) & (s2 != 0)
+        if not held.any() or not np.array_equal(s1[held], s2[held]):
+            return False
+        v1, v2 = self.value[kept][pick], self.value[rerun][pick]
+        scored = held & (s2 == 1)
+        return bool(np.array_equal(v1[scored], v2[scored]))
 
 
 def _generator(run: Run) -> str | None:

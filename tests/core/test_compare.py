@@ -815,14 +815,17 @@ def test_a_rerun_that_lacks_some_cases_is_said(run_writer) -> None:
     ids = _ids(10)
     run_writer.write("base", {"m": _values(ids, [1.0] * 10)})
     run_writer.write("base-2", {"m": _values(ids, [0.0] * 10)}, config={**BASE, "seed": 2})
-    run_writer.write("base-3", {"m": _values(ids[2:], [0.0] * 8)}, config={**BASE, "seed": 3})
+    # (one value of its own: a rerun equal to base-2 wherever both graded is a cache hit)
+    run_writer.write(
+        "base-3", {"m": _values(ids[2:], [0.0] * 7 + [1.0])}, config={**BASE, "seed": 3}
+    )
     run_writer.write("cand", {"m": _values(ids, [1.0] * 10)}, config={"prompt": "v2"})
     c = compare_runs(run_writer.store(), "base", "cand")
     (gap,) = _notes(c, RerunMissing)
     assert (gap.metric, gap.side, gap.missing, gap.runs) == ("m", "A", 2, ("base-3",))
     assert note_text(gap).startswith("m: 2 compared cases missing from A's reruns (base-3)")
-    # by hand: A is 1/2 on the two cases base-3 lacks, 1/3 on the eight it holds
-    assert c.metric("m").mean_a == pytest.approx((2 * 0.5 + 8 / 3) / 10)
+    # by hand: A is 1/2 on the two cases base-3 lacks, 1/3 on seven it holds, 2/3 on one
+    assert c.metric("m").mean_a == pytest.approx((2 * 0.5 + 7 / 3 + 2 / 3) / 10)
 
 
 def test_a_change_of_exactly_the_margin_is_not_below_it(run_writer) -> None:
@@ -937,3 +940,28 @@ def test_a_case_b_scored_as_every_rerun_of_a_did_is_unmoved(run_writer) -> None:
     assert c.reruns_a == ["a0", "a1", "a2"]
     assert [x.delta for x in c.cases] == [0.0] * 12  # by hand: each case's reruns average B's
     assert c.metric("m").delta == 0.0
+
+
+def test_a_cache_hit_rerun_of_part_of_the_cases_is_left_out_too(run_writer) -> None:
+    """A rerun holding 39 of A's 40 cases, each with A's own score, was a real replicate:
+    noise floor ±0.0, ICC 1.00. So is one with A's scores and a case of its own (a cache
+    serving the old cases of a grown dataset); one that differs on a shared case is not."""
+    ids = _ids(40)
+    a = np.random.default_rng(8).integers(0, 2, 40).astype(float)
+    run_writer.write("base", {"f": _values(ids, a)})
+    run_writer.write("part", {"f": _values(ids[1:], a[1:])}, config={**BASE, "seed": 2})
+    run_writer.write("cand", {"f": _values(ids, 1 - a)}, config={"prompt": "v9"})
+    c = compare_runs(run_writer.store(), "base", "cand")
+    assert _notes(c, RerunIdentical) == [RerunIdentical("A", "part", "base")]
+    assert c.metric("f").noise_floor is None and c.reruns_a == ["base"]
+
+    extra = [*ids, "case-new"]
+    run_writer.write("more", {"f": _values(extra, [*a, 1.0])}, config={**BASE, "seed": 3})
+    c = compare_runs(run_writer.store(), "base", "cand")
+    assert RerunIdentical("A", "more", "base") in c.warnings and c.reruns_a == ["base"]
+
+    moved = a.copy()
+    moved[5] = 1 - moved[5]
+    run_writer.write("real", {"f": _values(ids[1:], moved[1:])}, config={**BASE, "seed": 4})
+    c = compare_runs(run_writer.store(), "base", "cand")
+    assert c.reruns_a == ["base", "real"] and c.metric("f").noise_floor is not None
