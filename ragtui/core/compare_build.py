@@ -17,7 +17,6 @@ from ragtui.core.analysis import MetricResult, analyse_metric
 from ragtui.core.budget import NoiseBudget, SideNoise, noise_budget, side_noise
 from ragtui.core.compare_data import (
     Profile,
-    ScoreGrid,
     bottom_cases,
     comparability_notes,
     drift_notes,
@@ -26,15 +25,14 @@ from ragtui.core.compare_data import (
     judged_same_answers,
     mean_or_none,
     metadata_clusters,
-    metric_replicates,
     profiles,
-    replicates,
     rerun_source,
 )
 from ragtui.core.errors import RagtuiError, UnknownMetricError
 from ragtui.core.intervals import SIGN_FLIPS, has_clusters
 from ragtui.core.model import Run
 from ragtui.core.ppi import PPIEstimate, ppi_mean
+from ragtui.core.score_grid import ScoreGrid, metric_replicates, replicates
 from ragtui.core.store import Store
 from ragtui.core.verdict import (
     Clustered,

@@ -6,22 +6,20 @@ Split from compare.py to keep each file readable; compare.py is the public face.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ragtui.core import stats
 from ragtui.core.agreement import Agreement, agreement
 from ragtui.core.model import Run
 from ragtui.core.runfile import iter_run_file
+from ragtui.core.score_grid import ScoreGrid
 from ragtui.core.store import Store
 from ragtui.core.verdict import (
     Note,
     RerunDrift,
-    RerunIdentical,
     RunsDiffer,
     ScaleInfo,
     SelfJudged,
@@ -48,69 +46,6 @@ def metadata_clusters(store: Store, run_id: str, field: str) -> dict[str, str]:
             value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
         )
     return out
-
-
-def _codes(column: pa.ChunkedArray | pa.Array, names: Sequence[str]) -> np.ndarray:
-    """Positions of a column's strings in `names` (few distinct values: encode, then map)."""
-    enc = pc.dictionary_encode(column)
-    if isinstance(enc, pa.ChunkedArray):
-        enc = enc.combine_chunks()
-    lookup = {n: i for i, n in enumerate(names)}
-    table = np.array([lookup[v] for v in enc.dictionary.to_pylist()], dtype=np.int64)
-    return table[enc.indices.to_numpy(zero_copy_only=False)] if len(table) else np.zeros(0, int)
-
-
-class ScoreGrid:
-    """Scores of several runs pivoted to arrays [run, metric, case]: value (NaN when not
-    scored) and state (0 absent, 1 scored, 2 errored), plus labels on demand."""
-
-    def __init__(self, table: pa.Table, run_ids: Sequence[str], metrics: Sequence[str]) -> None:
-        t = table.combine_chunks()
-        enc = pc.dictionary_encode(t["case_id"]).combine_chunks()
-        self._dictionary = enc.dictionary
-        self.case_ids = enc.dictionary.to_numpy(zero_copy_only=False)
-        ci = enc.indices.to_numpy(zero_copy_only=False)
-        ri = _codes(t["run_id"], run_ids)
-        mi = _codes(t["metric"], metrics)
-        shape = (len(run_ids), len(metrics), len(self.case_ids))
-        self.value = np.full(shape, np.nan)
-        self.state = np.zeros(shape, dtype=np.int8)
-        values = pc.fill_null(t["value"], np.nan).to_numpy(zero_copy_only=False)
-        errored = t["error"].is_valid().to_numpy(zero_copy_only=False)
-        self.value[ri, mi, ci] = np.where(errored, np.nan, values)
-        self.state[ri, mi, ci] = np.where(errored, 2, 1)
-        self._where = (ri, mi, ci)
-        self._labels = t["label"]
-        self.runs = {r: i for i, r in enumerate(run_ids)}
-        self.metric_names = list(metrics)
-        # case positions in case-id order: sorting by value over this order breaks ties by id
-        self.by_id = pc.sort_indices(enc.dictionary).to_numpy(zero_copy_only=False)
-
-    def index_of(self, ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
-        """Grid positions of case ids, -1 for ids not in the grid."""
-        pos = pc.index_in(ids, value_set=self._dictionary)
-        return pc.fill_null(pos, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-
-    def labels(self, run: int, metric: int) -> np.ndarray:
-        out = np.full(len(self.case_ids), None, dtype=object)
-        ri, mi, ci = self._where
-        sel = (ri == run) & (mi == metric)
-        out[ci[sel]] = np.asarray(self._labels.to_numpy(zero_copy_only=False), dtype=object)[sel]
-        return out
-
-    def same(self, kept: int, rerun: int, metric: int | None = None) -> bool:
-        """`rerun` repeats `kept` on every score (or on one metric): on every case both hold,
-        the same state and the same value. A cache that served a rerun of part of the cases,
-        or of the old cases of a grown dataset, gives one too: such a rerun says nothing of
-        the noise where the runs meet (and a comparison pairs A's own cases only)."""
-        pick = slice(None) if metric is None else metric
-        s1, s2 = self.state[kept][pick], self.state[rerun][pick]
-        held = (s1 != 0) & (s2 != 0)
-        if not held.any() or not np.array_equal(s1[held], s2[held]):
-            return False
-        v1, v2 = self.value[kept][pick], self.value[rerun][pick]
-        scored = held & (s2 == 1)
-        return bool(np.array_equal(v1[scored], v2[scored]))
 
 
 def _generator(run: Run) -> str | None:
@@ -141,41 +76,6 @@ def judged_same_answers(a: Run, b: Run) -> bool:
     if a.kind == "rejudge" and a.parent == b.id:
         return True
     return a.kind == b.kind == "rejudge" and a.parent is not None and a.parent == b.parent
-
-
-def replicates(
-    grid: ScoreGrid, rows: list[int], ids: list[str], side: str, notes: list[Note]
-) -> list[int]:
-    """Drop reruns identical to an earlier one on every score: a cache hit would fake a zero
-    noise floor and count one run twice in the per-case mean."""
-    kept: list[int] = []
-    for r in rows:
-        twin = next((k for k in kept if grid.same(k, r)), None)
-        if twin is None:
-            kept.append(r)
-        else:
-            notes.append(RerunIdentical(side, ids[r], ids[twin]))
-    return kept
-
-
-def metric_replicates(
-    grid: ScoreGrid,
-    rows: list[int],
-    mi: int,
-    ids: list[str],
-    side: str,
-    dupes: dict[tuple[str, str, str], list[str]],
-) -> list[int]:
-    """The same, per metric: a rerun that is a cache hit on this metric only is left out of
-    this metric's mean and noise floor; `dupes` collects (side, run, twin) -> metrics."""
-    kept: list[int] = []
-    for r in rows:
-        twin = next((k for k in kept if grid.same(k, r, mi)), None)
-        if twin is None:
-            kept.append(r)
-        else:
-            dupes.setdefault((side, ids[r], ids[twin]), []).append(grid.metric_names[mi])
-    return kept
 
 
 def drift_notes(metric: str, x: np.ndarray, names: list[str], side: str, notes: list[Note]) -> None:

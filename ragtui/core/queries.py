@@ -284,34 +284,6 @@ def _ids(cur: Cursor, sql: str, ref: str) -> list[str]:
     return [r[0] for r in cur.execute(sql, [ref]).fetchall()]
 
 
-def group_means(
-    cur: Cursor, groups: Mapping[str, Sequence[str]]
-) -> dict[str, tuple[dict[str, float], int]]:
-    """Per group of reruns (key -> run ids): each metric's mean over its cases of the case's
-    mean over the runs that scored it (the A figure a comparison uses when A has reruns),
-    and the number of distinct cases. Groups with no case are left out."""
-    keys = [k for k, ids in groups.items() for _ in ids]
-    ids = [r for members in groups.values() for r in members]
-    if not ids:
-        return {}
-    rows = cur.execute(
-        "WITH g AS (SELECT unnest($1) AS grp, unnest($2) AS run_id), "
-        "per_case AS (SELECT g.grp, s.metric, s.case_id, avg(s.value) AS v FROM scores s "
-        "JOIN g USING (run_id) GROUP BY ALL) "
-        "SELECT grp, metric, avg(v) FROM per_case GROUP BY ALL ORDER BY ALL",
-        [keys, ids],
-    ).fetchall()
-    counts = cur.execute(
-        "WITH g AS (SELECT unnest($1) AS grp, unnest($2) AS run_id) "
-        "SELECT grp, count(DISTINCT case_id) FROM cases JOIN g USING (run_id) GROUP BY grp",
-        [keys, ids],
-    ).fetchall()
-    out: dict[str, tuple[dict[str, float], int]] = {k: ({}, n) for k, n in counts}
-    for key, metric, mean in rows:
-        out.setdefault(key, ({}, 0))[0][metric] = mean
-    return out
-
-
 def reruns(cur: Cursor, run_id: str) -> list[str]:
     """Runs of the same config (same config key and dataset), oldest first, itself included."""
     rows = cur.execute(

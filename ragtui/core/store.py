@@ -18,7 +18,7 @@ import stat as stat_module
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -426,12 +426,6 @@ class Store:
 
     def case_history(self, case_id: str) -> pa.Table:
         return self._query(queries.case_history, case_id)
-
-    def group_means(
-        self, groups: Mapping[str, Sequence[str]]
-    ) -> dict[str, tuple[dict[str, float], int]]:
-        """Per group of reruns, each metric's mean of per-case rerun means (queries.group_means)."""
-        return self._query(queries.group_means, groups)
 
     def reruns(self, run_id: str) -> list[str]:
         """Runs of the same config (same config key and dataset), oldest first, itself included."""

@@ -280,8 +280,8 @@ def note_text(n: Note) -> str:
             )
         case RerunIdentical(side=side, run=run, twin=twin, metrics=metrics):
             return (
-                f"rerun {run} of {side} is identical to {twin} on {', '.join(metrics)} (the "
-                "cases both graded): a cache hit or a judge that always answers alike there (left out of those metrics' "
+                f"rerun {run} of {side} is identical to {twin} on {', '.join(metrics)}: a cache "
+                "hit or a judge that always answers alike there (left out of those metrics' "
                 "means and noise floors)"
             )
         case RerunDrift(metric=metric, side=side, run=run, reference=ref, shift=shift, p=p):

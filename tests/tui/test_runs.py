@@ -719,3 +719,29 @@ async def test_at_80_columns_no_figure_is_cut_at_the_edge(sample_copy, make_app)
             for mean in means.values():
                 assert f"{100 * mean:.1f}" in line.split(), (run_id, line)
         assert any(line.rstrip().endswith("…") or "…" in line for line in shown)  # a long name
+
+
+def test_a_group_line_is_the_a_a_comparison_shows(tmp_path: Path) -> None:
+    """x2 is a cached copy of x1 (every score equal): Compare leaves it out of A, and the
+    group line over x1, x2, x3 counted x1 twice (54.98 beside Compare's 61.96)."""
+    from ragtui.core.compare import compare_runs
+    from ragtui.core.store import Store
+    from ragtui.tui.widgets.runs_model import load_model
+    from tests.core.run_writer import RunWriter
+
+    writer = RunWriter(tmp_path)
+    ids = [f"c{i}" for i in range(6)]
+    x1 = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    x3 = [0.9, 0.8, 0.7, 0.6, 0.5, 1.0]
+    base = {"top_k": 3}
+    for run_id, values, seed in (("x1", x1, 1), ("x2", x1, 2), ("x3", x3, 3)):
+        writer.write(
+            run_id, {"m": dict(zip(ids, values, strict=True))}, config={**base, "seed": seed}
+        )
+    writer.write("y1", {"m": dict.fromkeys(ids, 0.5)}, config={"top_k": 5})
+    by_hand = sum((a + b) / 2 for a, b in zip(x1, x3, strict=True)) / 6  # x2 left out
+    with Store.open(tmp_path) as store:
+        (group,) = [line for line in load_model(store).lines if line.is_group]
+        shown_a = compare_runs(store, "x1", "y1").metric("m").mean_a
+    assert group.means["m"] == pytest.approx(by_hand) and shown_a == pytest.approx(by_hand)
+    assert group.n_cases == 6

@@ -17,6 +17,7 @@ from rich.cells import cell_len
 from rich.text import Span, Text
 
 from ragtui.core.costs import Figure, RunCosts
+from ragtui.core.score_grid import group_means
 from ragtui.core.store import RunRow as IndexedRun
 from ragtui.core.store import Store
 from ragtui.core.views import run_rows
@@ -362,7 +363,7 @@ def load_model(store: Store) -> RunsModel:
     """The table's model from the index (a worker thread: it queries)."""
     runs, metrics = run_rows(store)
     groups = groups_of(runs)
-    means = store.group_means(groups) if groups else {}
+    means = group_means(store, groups) if groups else {}
     return RunsModel(build_lines(runs, metrics, {int(k): v for k, v in means.items()}), metrics)
 
 
