@@ -528,7 +528,8 @@ def gate_check_text(ch: GateCheck, margin: float) -> str:
         "not_comparable": "A and B scored it on different scales: no verdict, so no pass",
         "no_scores": "the candidate has no usable score (every case errored or failed to parse)",
         "too_few_shared": (
-            f"only {ch.value:.0f} cases shared by both runs (the gate needs {ch.threshold:.0f})"
+            f"only {plural(round(ch.value), 'case')} shared by both runs (the gate needs "
+            f"{ch.threshold:.0f})"
             if ch.value is not None and ch.threshold is not None
             else "too few shared cases"
         ),

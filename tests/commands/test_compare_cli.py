@@ -245,8 +245,12 @@ def test_gate_undecided_exits_3_unless_told_to_pass(tmp_path: Path) -> None:
             {f"c{i}": ("judge timed out" if i < 45 else 0.0) for i in range(48)},
             "FAIL f: only 3 cases shared by both runs (the gate needs 10)",
         ),
+        (
+            {f"c{i}": ("judge timed out" if i < 47 else 0.0) for i in range(48)},
+            "FAIL f: only 1 case shared by both runs (the gate needs 10)",
+        ),
     ],
-    ids=["all errored", "no shared case", "45 of 48 errored"],
+    ids=["all errored", "no shared case", "45 of 48 errored", "47 of 48 errored"],
 )
 def test_gate_fails_closed(tmp_path: Path, candidate: dict, says: str) -> None:
     w = RunWriter(tmp_path)
