@@ -63,18 +63,58 @@ class ScoreGrid:
         return out
 
     def same(self, kept: int, rerun: int, metric: int | None = None) -> bool:
-        """`rerun` repeats `kept` on every score (or on one metric): on every case both hold,
-        the same state and the same value. A cache that served a rerun of part of the cases,
-        or of the old cases of a grown dataset, gives one too: such a rerun says nothing of
-        the noise where the runs meet (and a comparison pairs A's own cases only)."""
-        pick = slice(None) if metric is None else metric
-        s1, s2 = self.state[kept][pick], self.state[rerun][pick]
-        held = (s1 != 0) & (s2 != 0)
-        if not held.any() or not np.array_equal(s1[held], s2[held]):
-            return False
-        v1, v2 = self.value[kept][pick], self.value[rerun][pick]
-        scored = held & (s2 == 1)
-        return bool(np.array_equal(v1[scored], v2[scored]))
+        """`rerun` repeats `kept` on every score (or on one metric): see `repeats`."""
+        return bool(self.repeats([kept, rerun], metric)[1, 0])
+
+    def repeats(self, rows: Sequence[int], metric: int | None = None) -> np.ndarray:
+        """[i, j]: run rows[i] repeats rows[j] on every score (or on one metric): on every
+        case both hold, the same state and the same value. A cache that served a rerun of part
+        of the cases, or of the old cases of a grown dataset, gives one too: such a rerun says
+        nothing of the noise where the runs meet (and a comparison pairs A's own cases only).
+
+        By key, not pair by pair: runs holding the same cells repeat each other when their
+        scores there are equal, byte for byte; runs holding different cells are matched on
+        the cells both hold. Hundreds of reruns of a config (a nightly job) cost a blink."""
+        idx = np.asarray(rows, dtype=np.int64)
+        n = idx.size
+        pick = (slice(None),) if metric is None else (metric,)
+        state = self.state[(idx, *pick)].reshape(n, -1)
+        # one code per cell: the value (+0.0 makes -0.0 equal 0.0 byte for byte), -1 an error
+        code = np.where(state == 2, -1.0, self.value[(idx, *pick)].reshape(n, -1) + 0.0)
+        patterns, which = np.unique(state != 0, axis=0, return_inverse=True)
+        which = which.reshape(-1)
+        out = np.zeros((n, n), dtype=bool)
+        for a, held_a in enumerate(patterns):
+            rows_a = np.flatnonzero(which == a)
+            for b, held_b in enumerate(patterns):
+                both = held_a & held_b
+                if not both.any():
+                    continue  # no case in common: nothing repeated
+                rows_b = np.flatnonzero(which == b)
+                keyed: dict[bytes, tuple[list[int], list[int]]] = {}
+                for side, members in ((0, rows_a), (1, rows_b)):
+                    for r, key in zip(members, code[np.ix_(members, both)], strict=True):
+                        keyed.setdefault(key.tobytes(), ([], []))[side].append(int(r))
+                for xs, ys in keyed.values():
+                    if xs and ys and not (len(xs) == len(ys) == 1 and xs == ys):  # not itself
+                        out[np.ix_(xs, ys)] = True
+        return out
+
+
+def _first_of_each(repeats: np.ndarray) -> list[int | None]:
+    """Per position, in order: None when it repeats no earlier position kept, else the one it
+    repeats (a dropped run is no one's twin)."""
+    earlier: dict[int, list[int]] = {}
+    for i, j in zip(*np.nonzero(np.tril(repeats, -1)), strict=True):  # row-major: j ascending
+        earlier.setdefault(int(i), []).append(int(j))
+    dropped: set[int] = set()
+    out: list[int | None] = []
+    for i in range(repeats.shape[0]):
+        twin = next((j for j in earlier.get(i, ()) if j not in dropped), None)
+        out.append(twin)
+        if twin is not None:
+            dropped.add(i)
+    return out
 
 
 def replicates(
@@ -83,12 +123,11 @@ def replicates(
     """Drop reruns identical to an earlier one on every score: a cache hit would fake a zero
     noise floor and count one run twice in the per-case mean."""
     kept: list[int] = []
-    for r in rows:
-        twin = next((k for k in kept if grid.same(k, r)), None)
+    for r, twin in zip(rows, _first_of_each(grid.repeats(rows)), strict=True):
         if twin is None:
             kept.append(r)
         else:
-            notes.append(RerunIdentical(side, ids[r], ids[twin]))
+            notes.append(RerunIdentical(side, ids[r], ids[rows[twin]]))
     return kept
 
 
@@ -103,12 +142,11 @@ def metric_replicates(
     """The same, per metric: a rerun that is a cache hit on this metric only is left out of
     this metric's mean and noise floor; `dupes` collects (side, run, twin) -> metrics."""
     kept: list[int] = []
-    for r in rows:
-        twin = next((k for k in kept if grid.same(k, r, mi)), None)
+    for r, twin in zip(rows, _first_of_each(grid.repeats(rows, mi)), strict=True):
         if twin is None:
             kept.append(r)
         else:
-            dupes.setdefault((side, ids[r], ids[twin]), []).append(grid.metric_names[mi])
+            dupes.setdefault((side, ids[r], ids[rows[twin]]), []).append(grid.metric_names[mi])
     return kept
 
 
