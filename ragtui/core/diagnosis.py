@@ -41,7 +41,7 @@ from ragtui.core.retrieval_diff import (
     summarise_retrieval,
 )
 from ragtui.core.store import Store
-from ragtui.core.text_match import normalise
+from ragtui.core.text_match import same_text
 
 WORST = 10
 
@@ -230,18 +230,22 @@ def _same_output(
     answers: Mapping[str, Mapping[str, str | None]],
     retrievals: Sequence[RetrievalDiff | None],
 ) -> bool:
-    """Every paired case has the same non-empty answer in A and B and the same chunks in the
-    same order (`None`: neither run recorded chunks for it). A case where one side retrieved
-    nothing counts as changed: the retrieval summary leaves such cases out, so it cannot say."""
+    """Every paired case has the same answer in A and B (`same_text`: equal outputs are equal,
+    empty ones included) and the same chunks in the same order (`None`: neither run recorded
+    chunks for it). A case where one side retrieved nothing counts as changed. When neither
+    run recorded any output at all (every answer empty, no chunks) nothing shows the outputs
+    were the same: not a re-judge."""
     if not paired.case_ids:
         return False
+    recorded = False
     for case_id, diff in zip(paired.case_ids, retrievals, strict=True):
-        a, b = normalise(answers[paired.a].get(case_id)), normalise(answers[paired.b].get(case_id))
-        if not a or a != b:
+        a, b = answers[paired.a].get(case_id), answers[paired.b].get(case_id)
+        if not same_text(a, b):
             return False
         if diff is not None and any(c.mark != "kept" for c in diff.chunks):
             return False
-    return True
+        recorded = recorded or bool((a or "").strip()) or diff is not None
+    return recorded
 
 
 def output_unchanged(store: Store, paired: PairedScores) -> bool:
@@ -299,8 +303,7 @@ def diagnose(
     facts = [_facts(paired, ci, chunks, claims, min_drop) for ci in range(len(paired.case_ids))]
     answers = _answers(store, paired)
     changed = sum(
-        normalise(answers[paired.a].get(c)) != normalise(answers[paired.b].get(c))
-        for c in paired.case_ids
+        not same_text(answers[paired.a].get(c), answers[paired.b].get(c)) for c in paired.case_ids
     )
     retrieval = summarise_retrieval(
         [f.retrieval for f in facts if f.retrieval is not None], len(facts)
