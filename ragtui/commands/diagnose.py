@@ -27,10 +27,11 @@ from ragtui.commands.common import (
     seed_option,
 )
 from ragtui.format import (
-    cause_text,
+    attribution_text,
     chunk_mark,
     classes_line,
     diagnosis_summary_lines,
+    metric_gap_text,
     pass_rule,
     plural,
     printable,
@@ -156,11 +157,10 @@ def _print_case(one: Any) -> None:
             + f"  {short_pts(m.a)} → {short_pts(m.b)} ({signed_pts(m.b - m.a)}){mark}"
             + rerun_values_text(m.a_runs, m.b_runs)
         )
+    for g in one.gaps:
+        echo("  " + metric_gap_text(g.metric, g.a, g.b, g.error_a, g.error_b))
     for at in one.attributions:
-        echo(
-            printable(f"stage for {at.metric}: ")
-            + cause_text(at.cause, at.stage, at.basis, at.missing)
-        )
+        echo(printable(f"stage for {at.metric}: ") + attribution_text(at))
     r = one.retrieval
     echo("")
     overlap = "—" if r.overlap is None else f"{pts(r.overlap)} pts"

@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 from ragtui.format.numbers import pts, pts_apart, short_pts, signed_pts, significant
-from ragtui.format.text import plural, printable
+from ragtui.format.text import one_line, plural, printable
 
 # ---------------------------------------------------------------- diagnosis
 
@@ -20,7 +20,13 @@ _BASIS = {
     "faithfulness fell, recall held": "faithfulness fell while context recall held",
     "faithfulness fell, chunks kept": "faithfulness fell while A's supporting chunks are still "
     "retrieved",
-    "relevance fell alone": "answer relevance fell while the other metrics held",
+    "recall fell, same chunks": "context recall fell on the same chunks: the judge graded "
+    "them differently",
+    "precision fell, same chunks": "context precision fell on the same chunks: the judge graded "
+    "them differently",
+    "no chunks in B": "B retrieved no chunks where A retrieved some",
+    "new unsupported claims, same chunks": "new unsupported claims while the chunks are unchanged",
+    "faithfulness fell, same chunks": "faithfulness fell while the chunks are unchanged",
     "no rule fits": "no rule fits the metrics that moved",
     "same answers and chunks": "the same answers and chunks in A and B: only the grades changed",
 }
@@ -71,16 +77,88 @@ def rerun_values_text(a_runs: Iterable[float], b_runs: Iterable[float]) -> str:
     return out
 
 
-def cause_text(cause: str, stage: str, basis: str, missing: tuple[str, ...] = ()) -> str:
-    """ "generation: hallucination (new unsupported claims while context recall held)"."""
+def _and(items: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+_ROLE_WORDS = {
+    "context_recall": "context recall",
+    "context_precision": "context precision",
+    "faithfulness": "faithfulness",
+    "answer_relevance": "answer relevance",
+}
+
+
+def _off_intent(basis: str, held: tuple[str, ...]) -> str:
+    """What held beside a fall of answer relevance, and only that: "answer relevance fell
+    while faithfulness held", "... while context recall held and the chunks are unchanged"."""
+    parts = []
+    if held:
+        parts.append(_and([_ROLE_WORDS.get(r, r) for r in held]) + " held")
+    if basis == "relevance fell, same chunks":
+        parts.append("the chunks are unchanged")
+    return "answer relevance fell" + (" while " + " and ".join(parts) if parts else "")
+
+
+def _ungraded_text(u: Any) -> str:
+    """ "context_recall's grade failed in B for this case" (a metric the role has, whose
+    grade of this one case is missing on a side)."""
+    name = printable(u.metric)
+    if u.failed:
+        return f"{name}'s grade failed in {u.side} for this case"
+    return f"{name} has no grade in {u.side} for this case"
+
+
+def metric_gap_text(
+    metric: str, a: float | None, b: float | None, error_a: str | None, error_b: str | None
+) -> str:
+    """A metric one case was not compared on, the side that failed named: "faithfulness
+    error in A (judge timeout) → 0 · not compared"."""
+
+    def side(name: str, value: float | None, error: str | None) -> str:
+        if error is not None:
+            return f"error in {name} ({one_line(error)})"
+        return short_pts(value) if value is not None else f"no grade in {name}"
+
+    return f"{printable(metric)}  {side('A', a, error_a)} → {side('B', b, error_b)} · not compared"
+
+
+def cause_text(
+    cause: str,
+    stage: str,
+    basis: str,
+    missing: tuple[str, ...] = (),
+    ungraded: tuple[Any, ...] = (),
+    held: tuple[str, ...] = (),
+) -> str:
+    """ "generation: hallucination (new unsupported claims while context recall held)".
+    `ungraded`: core.attribution.Ungraded, a role's metric whose grade of this case failed."""
     if cause == "unattributed":
+        said = [_ungraded_text(u) for u in ungraded]
         if missing:
-            return (
-                f"unattributed: needs {', '.join(missing)} "
-                "(or name the metric with --role ROLE=METRIC)"
-            )
+            said.append(f"needs {', '.join(missing)} (or name the metric with --role ROLE=METRIC)")
+        if said:
+            return "unattributed: " + "; ".join(said)
         return f"unattributed: {_BASIS.get(basis, basis)}"
+    if cause == "off-intent":
+        return f"{stage}: {cause} ({_off_intent(basis, held)})"
     return f"{stage}: {cause} ({_BASIS.get(basis, basis)})"
+
+
+def attribution_text(at: Any) -> str:
+    """A case attribution (core.diagnosis.CaseAttribution) in words, as `cause_text`."""
+    return cause_text(at.cause, at.stage, at.basis, at.missing, at.ungraded, at.held)
+
+
+def one_sided_retrieval(only_a: int, only_b: int) -> str:
+    """ " · B retrieved nothing in 1 case (A did)": cases the per-chunk figures leave out."""
+    out = ""
+    if only_a:
+        out += f" · B retrieved nothing in {plural(only_a, 'case')} (A did)"
+    if only_b:
+        out += f" · A retrieved nothing in {plural(only_b, 'case')} (B did)"
+    return out
 
 
 def retrieval_line(
@@ -91,13 +169,15 @@ def retrieval_line(
     removed: int,
     moved: int,
     unchanged: int,
+    only_a: int = 0,
+    only_b: int = 0,
 ) -> str:
     if n_cases == 0:
-        return "retrieval: no case has chunks in both runs"
+        return "retrieval: no case has chunks in both runs" + one_sided_retrieval(only_a, only_b)
     return (
         f"retrieval ({plural(n_cases, 'case')}): mean top-k overlap {pts(mean_overlap)} pts · "
         f"top chunk changed in {top_changed} · chunks added in {added}, removed in {removed}, "
-        f"moved in {moved} · unchanged in {unchanged}"
+        f"moved in {moved} · unchanged in {unchanged}" + one_sided_retrieval(only_a, only_b)
     )
 
 
@@ -200,13 +280,15 @@ def new_failure_line(
 # ---------------------------------------------------------------- diagnosis on screen
 
 
-def retrieval_summary(n_cases: int, mean_overlap: float | None, top_changed: int) -> str:
+def retrieval_summary(
+    n_cases: int, mean_overlap: float | None, top_changed: int, only_a: int = 0, only_b: int = 0
+) -> str:
     """ "retrieval: mean top-k overlap 93.8 pts · top chunk changed in 2 of 8 cases"."""
     if n_cases == 0:
-        return "retrieval: no case has chunks in both runs"
+        return "retrieval: no case has chunks in both runs" + one_sided_retrieval(only_a, only_b)
     return (
         f"retrieval: mean top-k overlap {pts(mean_overlap)} pts · top chunk changed in "
-        f"{top_changed} of {plural(n_cases, 'case')}"
+        f"{top_changed} of {plural(n_cases, 'case')}" + one_sided_retrieval(only_a, only_b)
     )
 
 
@@ -323,6 +405,8 @@ def diagnosis_summary_lines(d: Any, worst: int = 10, *, said: Collection[str] = 
             r.with_removed,
             r.with_moved,
             r.unchanged,
+            r.only_a,
+            r.only_b,
         )
     )
     echo(f"answers changed in {d.answers_changed} of {d.n_cases} cases")
@@ -358,7 +442,7 @@ def diagnosis_summary_lines(d: Any, worst: int = 10, *, said: Collection[str] = 
                 "  "
                 + printable(f"{w.case_id}  {w.metric}")
                 + f"  {short_pts(w.a)} → {short_pts(w.b)} ({signed_pts(w.delta)})  "
-                + cause_text(w.cause, w.stage, w.basis, w.missing)
+                + attribution_text(w)
             )
     for w in d.warnings:
         if w not in said:

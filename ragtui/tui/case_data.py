@@ -20,7 +20,7 @@ from ragtui.core.model import Case, Run
 from ragtui.core.store import Store
 from ragtui.format import (
     CLAIM_CHANGE_WORDS,
-    cause_text,
+    attribution_text,
     chunk_mark,
     claim_change_detail,
     printable,
@@ -222,9 +222,7 @@ def _diagnosis_lines(d: CaseDiagnosis, markdown: bool) -> list[str]:
     m = lambda text: _md(text, markdown)  # noqa: E731
     out = []
     for a in d.attributions:
-        out.append(
-            f"- stage of {m(a.metric)}: {m(cause_text(a.cause, a.stage, a.basis, a.missing))}"
-        )
+        out.append(f"- stage of {m(a.metric)}: {m(attribution_text(a))}")
     for c in d.classes:
         out.append(f"- class of {m(c.metric)}: {c.klass}")
     r = d.retrieval

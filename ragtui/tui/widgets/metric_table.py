@@ -343,7 +343,9 @@ def diagnosis_lines(d: Diagnosis, metric: str) -> Text:
 
     stage_line(metric, True)
     r, c = d.retrieval, d.claims
-    lines.append(lit(fmt.retrieval_summary(r.n_cases, r.mean_overlap, r.top_changed)))
+    lines.append(
+        lit(fmt.retrieval_summary(r.n_cases, r.mean_overlap, r.top_changed, r.only_a, r.only_b))
+    )
     lines.append(
         lit(
             fmt.claims_summary(
