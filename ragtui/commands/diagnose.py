@@ -31,9 +31,9 @@ from ragtui.format import (
     chunk_mark,
     classes_line,
     diagnosis_summary_lines,
+    history_header,
     metric_gap_text,
     pass_rule,
-    plural,
     printable,
     pts,
     rerun_values_text,
@@ -134,7 +134,7 @@ def diagnose_command(
             return
         d = diagnose(workspace.store, a, b, metrics=list(metrics) or None, **common)
         if as_json:
-            emit_json(d.to_json(), workspace)
+            emit_json(d.to_json(worst), workspace)
             return
     _print_diagnosis(d, worst)
 
@@ -227,8 +227,8 @@ def history_command(
 ) -> None:
     """Case classes of RUN over its history: newly broken, newly fixed, flaky, stable pass/fail.
 
-    Without --base the history is every earlier run of RUN's dataset; with --base it is the
-    base run and its reruns. RUN's own reruns always count: a case they disagree on is flaky. A case passes when its value reaches the metric's threshold."""
+    Without --base the history is every earlier run of RUN's dataset under another config;
+    with --base it is the base run and its reruns. RUN's own reruns always count: a case they disagree on is flaky. A case passes when its value reaches the metric's threshold."""
     from ragtui.core.case_history import CLASSES, case_classes
 
     if klass is not None and klass not in CLASSES:
@@ -241,11 +241,9 @@ def history_command(
             workspace.store, run, base=base, metrics=list(metrics) or None, thresholds=thresholds
         )
         if as_json:
-            emit_json(h.to_json(), workspace)
+            emit_json(h.to_json(klass), workspace)
             return
-    against = f"the runs of {h.base}'s config" if h.base else "every earlier run of its dataset"
-    n = len(h.baseline_runs)
-    click.echo(printable(f"{h.run} against {against} ({plural(n, 'run')})"))
+    click.echo(history_header(h.run, h.base, len(h.baseline_runs), len(h.candidate_runs)))
     click.echo(f"pass: {pass_rule(thresholds)}")  # the words `diagnose` uses
     for metric, counts in h.counts().items():
         click.echo("  " + classes_line(metric, counts))

@@ -88,6 +88,14 @@ class MetricAttribution:
     reason: str
     n_paired: int
     cases: tuple[CaseAttribution, ...]  # the cases that fell, worst first
+    a_reruns_used: int = 1  # A's runs whose values set the per-case noise on this metric
+    a_reruns_identical: int = 0  # A's reruns left out of it: identical to another (cache hit)
+
+    @property
+    def noise_rule(self) -> str:
+        """How a case fell on this metric: "reruns" (below every one of A's reruns kept for
+        it) or "min_drop" (no reruns, or A's reruns identical on it)."""
+        return "reruns" if self.a_reruns_used >= 2 else "min_drop"
 
     def by_stage(self) -> dict[str, int]:
         return {s: sum(c.stage == s for c in self.cases) for s in STAGES}
@@ -103,6 +111,9 @@ class MetricAttribution:
             "reason": self.reason,
             "n_paired": self.n_paired,
             "n_fell": len(self.cases),
+            "noise_rule": self.noise_rule,
+            "a_reruns_used": self.a_reruns_used,
+            "a_reruns_identical": self.a_reruns_identical,
             "by_stage": self.by_stage(),
             "by_cause": self.by_cause(),
             "cases": [c.to_json() for c in self.cases],
@@ -142,7 +153,8 @@ class Diagnosis:
         every = [c for m in self.metrics for c in m.cases]
         return sorted(every, key=lambda c: (c.delta, c.metric, c.case_id))[:n]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, worst: int = WORST) -> dict[str, Any]:
+        """`worst`: how many of the worst cases to list (`diagnose --worst`)."""
         return {
             "a": self.a,
             "b": self.b,
@@ -162,7 +174,7 @@ class Diagnosis:
             "classes": {m: dict(c) for m, c in self.classes.items()},
             "pass_thresholds": dict(self.thresholds),
             "costs": [c.__dict__ for c in self.costs],
-            "worst": [c.to_json() for c in self.worst()],
+            "worst": [c.to_json() for c in self.worst(worst)],
             "warnings": list(self.warnings),
         }
 
@@ -347,9 +359,20 @@ def diagnose(
             why = attribute(f.moves, found, f.claims, f.retrieval, same_output, metric, f.ungraded)
             fallen.append(_case_attribution(case_id, metric, move, why))
         fallen.sort(key=lambda c: (c.delta, c.case_id))
-        md = next(m for m in paired.metrics if m.metric == metric)
+        mi = paired.metric_names().index(metric)
+        md = paired.metrics[mi]
+        used = len(paired.metric_a_runs[mi]) if paired.metric_a_runs else len(paired.a_runs)
         results.append(
-            MetricAttribution(metric, md.delta, md.verdict, md.reason, md.n, tuple(fallen))
+            MetricAttribution(
+                metric,
+                md.delta,
+                md.verdict,
+                md.reason,
+                md.n,
+                tuple(fallen),
+                used,
+                len(paired.a_runs) - used,
+            )
         )
     classes = case_classes(store, paired.b, base=paired.a, metrics=chosen, thresholds=thresholds)
     # over the paired cases: a case only one run has would move cost but not quality
@@ -429,6 +452,13 @@ class MetricGap:
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+def _shared_metrics(store: Store, paired: PairedScores) -> list[str]:
+    """Every metric both runs grade (or tried to: a metric whose every grade failed on one
+    side too), not only those with a paired case."""
+    have_b = set(store.metrics([paired.b]))
+    return [m for m in store.metrics([paired.a]) if m in have_b]
 
 
 def _gaps(
@@ -574,5 +604,7 @@ def diagnose_case(
         answer=diff_answers(case_a.answer, case_b.answer),
         claims=claims,
         classes=history.cases,
-        gaps=tuple(_gaps(paired.metric_names(), {m.metric for m in moves}, case_a, case_b)),
+        gaps=tuple(
+            _gaps(_shared_metrics(store, paired), {m.metric for m in moves}, case_a, case_b)
+        ),
     )

@@ -67,6 +67,24 @@ def noise_rule_line(a_runs: int, min_drop: float, b_runs: int = 1) -> str:
     )
 
 
+def metric_noise_rule_text(metric: str, used: int, identical: int, min_drop: float) -> str | None:
+    """How "fell" was judged on one metric, where it differs from the run's rule because A's
+    reruns were left out of it as identical (a cache hit): "context_recall: a case fell when it
+    dropped by at least 10 points (A's reruns are identical on it: no per-case noise to
+    measure)". None where the run's rule holds."""
+    if not identical:
+        return None
+    if used >= 2:
+        return (
+            f"{printable(metric)}: a case fell when B is below every one of the {used} of A's "
+            f"reruns that differ on it ({plural(identical, 'identical rerun')} left out)"
+        )
+    return (
+        f"{printable(metric)}: a case fell when it dropped by at least {min_drop * 100:g} points "
+        "(A's reruns are identical on it: no per-case noise to measure)"
+    )
+
+
 def rerun_values_text(a_runs: Iterable[float], b_runs: Iterable[float]) -> str:
     """ " · A's reruns 100 / 80 · B's reruns 100 / 0": the values each side's mean is of
     (empty when neither side has reruns)."""
@@ -368,6 +386,19 @@ def pass_rule(thresholds: dict[str, float]) -> str:
     return f"{given} (--pass), other metrics: {rest}"
 
 
+def history_header(run: str, base: str | None, n_baseline: int, n_own: int) -> str:
+    """The head of `ragtui history`: what the run was classified against, and its own
+    config's runs (which decide flaky): "b2 against every earlier run of another config of
+    its dataset (3 runs) · its own config: 2 runs"."""
+    against = (
+        f"the runs of {base}'s config"
+        if base
+        else "every earlier run of another config of its dataset"
+    )
+    own = f" · its own config: {plural(n_own, 'run')}" if n_own > 1 else ""
+    return printable(f"{run} against {against} ({plural(n_baseline, 'run')}){own}")
+
+
 def class_filter_caption(klass: str | None, count: int | None = None) -> str:
     if klass is None:
         return "every class"
@@ -394,6 +425,9 @@ def diagnosis_summary_lines(d: Any, worst: int = 10, *, said: Collection[str] = 
         causes = [f"{n} {cause}" for cause, n in m.by_cause().items() if n]
         if causes:
             echo("    " + ", ".join(causes))
+        rule = metric_noise_rule_text(m.metric, m.a_reruns_used, m.a_reruns_identical, d.min_drop)
+        if rule:
+            echo("    " + rule)
     r, c = d.retrieval, d.claims
     echo("")
     echo(

@@ -340,6 +340,11 @@ def diagnosis_lines(d: Diagnosis, metric: str) -> Text:
                 m.metric, m.delta, len(m.cases), m.by_stage(), d.same_output
             )
             lines.append(lit(line, "bold" if bold else ""))
+            rule = fmt.metric_noise_rule_text(
+                m.metric, m.a_reruns_used, m.a_reruns_identical, d.min_drop
+            )
+            if bold and rule:
+                lines.append(lit(rule))
 
     stage_line(metric, True)
     r, c = d.retrieval, d.claims
