@@ -28,6 +28,7 @@ from ragtui.commands.common import (
 )
 from ragtui.format import (
     attribution_text,
+    chunk_fate_text,
     chunk_mark,
     classes_line,
     diagnosis_summary_lines,
@@ -192,9 +193,7 @@ def _print_case(one: Any) -> None:
         verdicts = f"{ch.verdict_a or '—'} → {ch.verdict_b or '—'}"
         gone = ""
         if ch.change == "lost support" and ch.chunk_gone is not None:
-            gone = (
-                "; its chunk left B's retrieval" if ch.chunk_gone else "; its chunk is still there"
-            )
+            gone = "; " + chunk_fate_text(ch.chunks_left, ch.chunks_kept)
         echo(f"  {ch.change:<13} {printable(verdicts)}{gone}  " + _excerpt(text, 80))
     for k in one.classes:
         echo(printable(f"class {k.metric}: ") + k.klass)

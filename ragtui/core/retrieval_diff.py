@@ -165,6 +165,18 @@ def diff_retrieval(case_id: str, a: Sequence[Chunk], b: Sequence[Chunk]) -> Retr
     )
 
 
+def side_marks(
+    diff: RetrievalDiff, a: Sequence[Chunk], b: Sequence[Chunk], side: str
+) -> list[tuple[Chunk, ChunkMark | None]]:
+    """One side's chunks ("A" or "B") in the diff's order (`ordered`), each with its mark in
+    `diff` (found by its rank on that side, never by id: ids repeat). Every view of a case's
+    chunks marks them from this, so the CLI and the screens agree."""
+    mine = ordered(b if side == "B" else a)
+    rank = (lambda m: m.rank_b) if side == "B" else (lambda m: m.rank_a)
+    by_rank = {rank(m): m for m in diff.chunks if rank(m) is not None}
+    return [(chunk, by_rank.get(i)) for i, chunk in enumerate(mine, start=1)]
+
+
 @dataclass(frozen=True)
 class RetrievalSummary:
     """Per comparison: over the cases where both runs retrieved something, and how many cases

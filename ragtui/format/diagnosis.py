@@ -342,28 +342,37 @@ CLAIM_CHANGE_WORDS = {
 }
 
 
+def chunk_fate_text(left: tuple[str, ...], kept: tuple[str, ...]) -> str:
+    """What became of the chunks a claim that lost its support cited in A, each named: "its
+    chunk d1 left B's retrieval, d2 is still retrieved" (the CLI and the Case screen)."""
+    ids = lambda xs: ", ".join(printable(x) for x in xs)  # noqa: E731
+    parts = []
+    if left:
+        parts.append(f"{ids(left)} left B's retrieval")
+    if kept:
+        parts.append(f"{ids(kept)} {'is' if len(kept) == 1 else 'are'} still retrieved")
+    if not parts:
+        return "A cited no chunk B's diff knows"
+    noun = "its chunk" if len(left) + len(kept) == 1 else "its chunks"
+    return f"{noun} " + ", ".join(parts)
+
+
 def claim_change_detail(
     change: str,
     verdict_a: str | None,
     verdict_b: str | None,
-    chunks_a: tuple[str, ...],
-    chunk_gone: bool | None,
+    chunks_left: tuple[str, ...] = (),
+    chunks_kept: tuple[str, ...] = (),
 ) -> str:
-    """What happened to one claim, after its text: "A SUPPORTED via C1 · C1 left B's
-    retrieval"; "new in B, UNSUPPORTED"."""
+    """What happened to one claim, after its text: "SUPPORTED → UNSUPPORTED · its chunk C1
+    left B's retrieval"; "new in B, UNSUPPORTED"."""
     if change == "new":
         return f"new in B, {verdict_b or 'no verdict'}"
     if change == "dropped":
         return f"only in A ({verdict_a or 'no verdict'})"
-    cited = ", ".join(printable(c) for c in chunks_a)
     out = f"{verdict_a or '?'} → {verdict_b or '?'}"
     if change == "lost support":
-        if chunk_gone is True:
-            out += f" · its chunk {cited} left B's retrieval"
-        elif chunk_gone is False:
-            out += f" · its chunk {cited} is still retrieved"
-        else:
-            out += " · A cited no chunk B's diff knows"
+        out += " · " + chunk_fate_text(chunks_left, chunks_kept)
     return out
 
 
