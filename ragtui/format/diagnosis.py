@@ -259,7 +259,7 @@ def cost_line(
     text = f"{name}: mean {cost_figure(field, mean_a)} → {cost_figure(field, mean_b)}"
     text += "" if ratio is None else f" (×{ratio:.2f})"
     if n_cases is not None and (n_a, n_b) != (n_cases, n_cases):
-        text += f" · over {n_a} → {n_b} of {n_cases} cases"
+        text += f" · over {n_a} → {n_b} of {plural(n_cases, 'case')}"
     return text
 
 
@@ -424,7 +424,7 @@ def diagnosis_summary_lines(d: Any, worst: int = 10, *, said: Collection[str] = 
     b_reruns = f", {len(d.b_runs)} reruns" if len(d.b_runs) > 1 else ""
     echo(
         printable(f"A {d.a_name} ({d.a}{reruns})  vs  B {d.b_name} ({d.b}{b_reruns})")
-        + f" · {d.n_cases} paired cases"
+        + f" · {plural(d.n_cases, 'paired case')}"
     )
     echo(noise_rule_line(len(d.a_runs), d.min_drop, len(d.b_runs)))
     echo("")
@@ -452,7 +452,7 @@ def diagnosis_summary_lines(d: Any, worst: int = 10, *, said: Collection[str] = 
             r.only_b,
         )
     )
-    echo(f"answers changed in {d.answers_changed} of {d.n_cases} cases")
+    echo(f"answers changed in {d.answers_changed} of {plural(d.n_cases, 'case')}")
     echo(
         claims_line(
             c.n_cases,
@@ -470,7 +470,7 @@ def diagnosis_summary_lines(d: Any, worst: int = 10, *, said: Collection[str] = 
         echo("  " + classes_line(metric, dict(counts)))
     if d.costs:
         echo("")
-        echo(f"cost and latency (A → B, over the {d.n_cases} paired cases)")
+        echo(f"cost and latency (A → B, over the {plural(d.n_cases, 'paired case')})")
         for cd in d.costs:
             echo(
                 "  "

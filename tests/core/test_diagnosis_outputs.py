@@ -76,3 +76,38 @@ def test_answers_changed_counts_what_the_word_diff_shows(tmp_path: Path) -> None
     moved = diff_answers(*PAIRS["t6"])
     assert [s.kind for s in moved.segments if s.kind != "equal"]
     assert moved.text("a") == PAIRS["t6"][0] and moved.text("b") == PAIRS["t6"][1]
+
+
+def test_one_case_is_said_in_the_singular(tmp_path: Path) -> None:
+    from ragtui.format import diagnosis_summary_lines
+
+    ctx = chunks("x-1")
+    # one paired case whose recall B copied; A also has a case B lacks and B one A lacks
+    write(
+        tmp_path,
+        "A",
+        [
+            case("p", {"faithfulness": 1.0, "context_recall": 1.0}, contexts=ctx, answer="a"),
+            case("only-a", {"faithfulness": 1.0}, contexts=ctx),
+        ],
+        day=1,
+    )
+    write(
+        tmp_path,
+        "B",
+        [
+            case("p", {"faithfulness": 0.0, "context_recall": 1.0}, contexts=ctx, answer="b"),
+            case("only-b", {"faithfulness": 1.0}, contexts=ctx),
+        ],
+        day=2,
+        config={"generator": "b"},
+    )
+    with Store.open(tmp_path) as store:
+        lines = diagnosis_summary_lines(diagnose(store, "A", "B"))
+    assert lines[0].endswith(" · 1 paired case")
+    assert "answers changed in 1 of 1 case" in lines
+    assert (
+        "! context_recall: B equals A on 1 case: a cached grade, or a metric this change "
+        "cannot move" in lines
+    )
+    assert "! faithfulness: 1 case only in A, 1 only in B; compared on the 1 both scored" in lines
