@@ -27,12 +27,14 @@ from ragtui.commands.common import (
     seed_option,
 )
 from ragtui.format import (
-    cause_text,
+    attribution_text,
+    chunk_fate_text,
     chunk_mark,
     classes_line,
     diagnosis_summary_lines,
+    history_header,
+    metric_gap_text,
     pass_rule,
-    plural,
     printable,
     pts,
     rerun_values_text,
@@ -133,7 +135,7 @@ def diagnose_command(
             return
         d = diagnose(workspace.store, a, b, metrics=list(metrics) or None, **common)
         if as_json:
-            emit_json(d.to_json(), workspace)
+            emit_json(d.to_json(worst), workspace)
             return
     _print_diagnosis(d, worst)
 
@@ -156,11 +158,10 @@ def _print_case(one: Any) -> None:
             + f"  {short_pts(m.a)} → {short_pts(m.b)} ({signed_pts(m.b - m.a)}){mark}"
             + rerun_values_text(m.a_runs, m.b_runs)
         )
+    for g in one.gaps:
+        echo("  " + metric_gap_text(g.metric, g.a, g.b, g.error_a, g.error_b))
     for at in one.attributions:
-        echo(
-            printable(f"stage for {at.metric}: ")
-            + cause_text(at.cause, at.stage, at.basis, at.missing)
-        )
+        echo(printable(f"stage for {at.metric}: ") + attribution_text(at))
     r = one.retrieval
     echo("")
     overlap = "—" if r.overlap is None else f"{pts(r.overlap)} pts"
@@ -192,9 +193,7 @@ def _print_case(one: Any) -> None:
         verdicts = f"{ch.verdict_a or '—'} → {ch.verdict_b or '—'}"
         gone = ""
         if ch.change == "lost support" and ch.chunk_gone is not None:
-            gone = (
-                "; its chunk left B's retrieval" if ch.chunk_gone else "; its chunk is still there"
-            )
+            gone = "; " + chunk_fate_text(ch.chunks_left, ch.chunks_kept)
         echo(f"  {ch.change:<13} {printable(verdicts)}{gone}  " + _excerpt(text, 80))
     for k in one.classes:
         echo(printable(f"class {k.metric}: ") + k.klass)
@@ -227,8 +226,8 @@ def history_command(
 ) -> None:
     """Case classes of RUN over its history: newly broken, newly fixed, flaky, stable pass/fail.
 
-    Without --base the history is every earlier run of RUN's dataset; with --base it is the
-    base run and its reruns. RUN's own reruns always count: a case they disagree on is flaky. A case passes when its value reaches the metric's threshold."""
+    Without --base the history is every earlier run of RUN's dataset under another config;
+    with --base it is the base run and its reruns. RUN's own reruns always count: a case they disagree on is flaky. A case passes when its value reaches the metric's threshold."""
     from ragtui.core.case_history import CLASSES, case_classes
 
     if klass is not None and klass not in CLASSES:
@@ -241,11 +240,9 @@ def history_command(
             workspace.store, run, base=base, metrics=list(metrics) or None, thresholds=thresholds
         )
         if as_json:
-            emit_json(h.to_json(), workspace)
+            emit_json(h.to_json(klass), workspace)
             return
-    against = f"the runs of {h.base}'s config" if h.base else "every earlier run of its dataset"
-    n = len(h.baseline_runs)
-    click.echo(printable(f"{h.run} against {against} ({plural(n, 'run')})"))
+    click.echo(history_header(h.run, h.base, len(h.baseline_runs), len(h.candidate_runs)))
     click.echo(f"pass: {pass_rule(thresholds)}")  # the words `diagnose` uses
     for metric, counts in h.counts().items():
         click.echo("  " + classes_line(metric, counts))

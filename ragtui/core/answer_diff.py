@@ -1,8 +1,10 @@
 """Word-level diff of two answers, as data: segments of equal, added and removed literal text.
 
 Tokens are words (letters/digits, with inner apostrophes) and single punctuation marks, each
-carrying the whitespace after it. Tokens compare without their whitespace: a line break that
-became a space is not a change. An equal segment carries B's literal text and A's (`text_a`:
+carrying the whitespace after it. Tokens compare by their text and by whether whitespace
+follows them (not how much): a line break that became a space is not a change, "5 days." and
+"5 days ." differ. So the diff shows a change exactly when `text_match.same_text` says the
+answers differ, the rule `diagnose` counts "answers changed" by. An equal segment carries B's literal text and A's (`text_a`:
 they differ only in whitespace), so each side's answer comes back exactly, line breaks and all.
 """
 
@@ -12,6 +14,8 @@ import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
+
+from ragtui.core.text_match import same_text
 
 MAX_TOKENS = 4000  # per answer; SequenceMatcher is quadratic at worst, and answers are untrusted
 _TOKEN = re.compile(r"\s+|(?:\w+(?:['’]\w+)*|[^\w\s])\s*")
@@ -40,10 +44,11 @@ class AnswerDiff:
     words_removed: int
     similarity: float  # share of tokens in common, 2·matched / total, in [0, 1]
     truncated: bool  # an answer had more than MAX_TOKENS tokens: only their start is diffed
+    same: bool = False  # the answers are the same text (`text_match.same_text`)
 
     @property
     def identical(self) -> bool:
-        return all(s.kind == "equal" for s in self.segments) and not self.truncated
+        return self.same
 
     def text(self, side: str) -> str:
         """One side's text rebuilt from the segments ("a" or "b")."""
@@ -75,11 +80,27 @@ def _count_words(parts: list[str]) -> int:
 _WORD = re.compile(r"\w")
 
 
+def _keys(parts: list[str]) -> list[tuple[str, bool]]:
+    """What a token compares by: its text, and whether whitespace follows it (the last
+    token's trailing whitespace is trimmed away, as `same_text` trims it)."""
+    out = [(p.strip(), p != p.rstrip()) for p in parts]
+    if out:
+        out[-1] = (out[-1][0], True)
+    return out
+
+
+def _lead(parts: list[str]) -> list[str]:
+    """Leading whitespace joined to the first token (it is no change of its own)."""
+    if len(parts) > 1 and not parts[0].strip():
+        return [parts[0] + parts[1], *parts[2:]]
+    return parts
+
+
 def diff_answers(a: str | None, b: str | None) -> AnswerDiff:
-    ta, tb = tokens(a or ""), tokens(b or "")
+    ta, tb = _lead(tokens(a or "")), _lead(tokens(b or ""))
     truncated = len(ta) > MAX_TOKENS or len(tb) > MAX_TOKENS
     ta, tb = ta[:MAX_TOKENS], tb[:MAX_TOKENS]
-    ka, kb = [t.strip() for t in ta], [t.strip() for t in tb]
+    ka, kb = _keys(ta), _keys(tb)
     matcher = SequenceMatcher(None, ka, kb, autojunk=False)
     segments: list[Segment] = []
     added = removed = 0
@@ -110,4 +131,4 @@ def diff_answers(a: str | None, b: str | None) -> AnswerDiff:
         if j2 > j1:
             added += _count_words(tb[j1:j2])
             emit("added", tb[j1:j2])
-    return AnswerDiff(tuple(segments), added, removed, matcher.ratio(), truncated)
+    return AnswerDiff(tuple(segments), added, removed, matcher.ratio(), truncated, same_text(a, b))

@@ -16,7 +16,9 @@ fails. Classes of one case and metric, first match wins:
 - no history / unscored   no baseline run scored it / the candidate did not score it
 
 The baseline is the base run and its reruns (`base` given), else every earlier run of the same
-dataset (name and version). Without a base, runs newer than the candidate are not its history.
+dataset (name and version) under another config: the candidate's own config's runs are its
+side, never its baseline. With no baseline run a case is *no history*, or *flaky* where the
+candidate's own reruns disagree on it. Without a base, runs newer than the candidate are not its history.
 The candidate's own reruns count whenever they were made, and with a base so do all the base's
 reruns: they are B and A, which compare averages per case whatever their dates, so a case whose
 reruns disagree is flaky wherever it is shown, never newly broken on one rerun and fine on
@@ -99,7 +101,9 @@ class History:
     def of_class(self, klass: str) -> list[CaseClass]:
         return [c for c in self.cases if c.klass == klass]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, klass: str | None = None) -> dict[str, Any]:
+        """`klass`: list only the cases of this class (the counts stay whole), as the text
+        form of `ragtui history --class` does."""
         return {
             "run": self.run,
             "base": self.base,
@@ -110,7 +114,8 @@ class History:
             "pass_rule": "value >= threshold: the user's, else the source's, else 0.5",
             "counts": self.counts(),
             "notes": list(self.notes),
-            "cases": [c.to_json() for c in self.cases],
+            "class": klass,
+            "cases": [c.to_json() for c in (self.of_class(klass) if klass else self.cases)],
         }
 
 
@@ -164,8 +169,15 @@ def _runs_considered(
         by_config: dict[str, list[str]] = {}
         for r in dataset:
             by_config.setdefault(r["config_key"], []).append(r["run_id"])
-        baseline = [r for r in earlier if r != run_id]
-        if not baseline:
+        # the candidate's own config is its side, never its baseline: two reruns of one
+        # config get the same classes whichever of them is asked about
+        baseline = [r for r in earlier if r not in own and r != run_id]
+        if not baseline and len(own) > 1:
+            notes.append(
+                f"no earlier run of another config of {run_id}'s dataset: its own config's "
+                f"{len(own)} runs tell only whether a case is flaky"
+            )
+        elif not baseline:
             notes.append(f"{run_id} is the first run of its dataset: there is no history yet")
         groups = [g for g in by_config.values() if run_id not in g]
         history = sorted(set(earlier) | set(own), key=lambda r: when[r])
@@ -247,14 +259,15 @@ def case_classes(
         thr, thr_from = threshold(metric, per_run[run_id][1])
         judged = {r: o.passed for r, o in outcomes.items() if o.passed is not None}
         base_pass = [p for r, p in judged.items() if r in in_baseline]
+        own_pass = [judged[r] for r in own_runs if r in judged]
         if cand.passed is None:
             klass = "unscored"
         elif not base_pass:
-            klass = "no history"
+            # no baseline run: the candidate's own reruns still show a case that flips
+            klass = "flaky" if any(p != cand.passed for p in own_pass) else "no history"
         else:
             per_group = [[judged[r] for r in g if r in judged] for g in groups]
-            own = [judged[r] for r in own_runs if r in judged]
-            klass = _classify(cand.passed, own, base_pass, per_group, list(judged.values()))
+            klass = _classify(cand.passed, own_pass, base_pass, per_group, list(judged.values()))
         cases.append(
             CaseClass(case_id, metric, klass, thr, thr_from, cand, tuple(outcomes.values()))
         )

@@ -41,10 +41,15 @@ class ClaimChange:
     # from B's retrieval, False when one is still there, None when A named no chunk we know.
     chunk_gone: bool | None = None
     reason_b: str | None = None
+    # for a claim that lost its support: the chunks it cited in A that left B's retrieval,
+    # and those still there (a chunk id the retrieval diff does not know is in neither)
+    chunks_left: tuple[str, ...] = ()
+    chunks_kept: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out = dict(self.__dict__)
-        out["chunks_a"], out["chunks_b"] = list(self.chunks_a), list(self.chunks_b)
+        for key in ("chunks_a", "chunks_b", "chunks_left", "chunks_kept"):
+            out[key] = list(out[key])
         return out
 
 
@@ -97,14 +102,19 @@ def _change(va: str | None, vb: str | None) -> str:
     return "strengthened" if _RANK[vb] > _RANK[va] else "weakened"
 
 
-def _chunk_gone(claim: Claim, retrieval: RetrievalDiff | None) -> bool | None:
+def _chunk_fate(
+    claim: Claim, retrieval: RetrievalDiff | None
+) -> tuple[bool | None, tuple[str, ...], tuple[str, ...]]:
+    """(every cited chunk gone, None when none is known; the cited chunks that left B's
+    retrieval; those still in it)."""
     if retrieval is None:
-        return None
-    present = [retrieval.in_b(cid) for cid in claim.chunks]
-    known = [p for p in present if p is not None]
-    if not known:
-        return None
-    return not any(known)
+        return None, (), ()
+    present = [(cid, retrieval.in_b(cid)) for cid in dict.fromkeys(claim.chunks)]
+    left = tuple(cid for cid, p in present if p is False)
+    kept = tuple(cid for cid, p in present if p is True)
+    if not left and not kept:
+        return None, (), ()
+    return not kept, left, kept
 
 
 def _match(a: Sequence[Claim], b: Sequence[Claim]) -> dict[int, tuple[int, float]]:
@@ -153,6 +163,9 @@ def diff_claims(
             i, sim = matched[j]
             ca = a[i]
             change = _change(_verdict(ca), vb)
+            gone, left, kept = (
+                _chunk_fate(ca, retrieval) if change == "lost support" else (None, (), ())
+            )
             changes.append(
                 ClaimChange(
                     change,
@@ -164,8 +177,10 @@ def diff_claims(
                     sim,
                     ca.chunks,
                     cb.chunks,
-                    _chunk_gone(ca, retrieval) if change == "lost support" else None,
+                    gone,
                     cb.reason,
+                    left,
+                    kept,
                 )
             )
         used = {i for i, _ in matched.values()}

@@ -8,7 +8,7 @@ diagnosis_input.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from ragtui.core.attribution import (
     Attribution,
     Move,
     Roles,
+    Ungraded,
     attribute,
     fell,
     find_roles,
@@ -33,7 +34,7 @@ from ragtui.core.compare import Comparison
 from ragtui.core.costs import CostDelta, cost_deltas, run_costs
 from ragtui.core.diagnosis_input import PairedScores, paired_scores, require_metrics
 from ragtui.core.errors import RagtuiError
-from ragtui.core.model import Chunk, Claim
+from ragtui.core.model import Case, Chunk, Claim
 from ragtui.core.retrieval_diff import (
     RetrievalDiff,
     RetrievalSummary,
@@ -41,7 +42,7 @@ from ragtui.core.retrieval_diff import (
     summarise_retrieval,
 )
 from ragtui.core.store import Store
-from ragtui.core.text_match import normalise
+from ragtui.core.text_match import same_text
 
 WORST = 10
 
@@ -56,6 +57,8 @@ class CaseAttribution:
     stage: str
     basis: str
     missing: tuple[str, ...] = ()
+    ungraded: tuple[Ungraded, ...] = ()  # a role's metric with no grade for this case
+    held: tuple[str, ...] = ()  # off-intent: the roles whose metric held
 
     @property
     def delta(self) -> float:
@@ -72,6 +75,8 @@ class CaseAttribution:
             "stage": self.stage,
             "basis": self.basis,
             "missing": list(self.missing),
+            "ungraded": [u.to_json() for u in self.ungraded],
+            "held": list(self.held),
         }
 
 
@@ -83,6 +88,14 @@ class MetricAttribution:
     reason: str
     n_paired: int
     cases: tuple[CaseAttribution, ...]  # the cases that fell, worst first
+    a_reruns_used: int = 1  # A's runs whose values set the per-case noise on this metric
+    a_reruns_identical: int = 0  # A's reruns left out of it: identical to another (cache hit)
+
+    @property
+    def noise_rule(self) -> str:
+        """How a case fell on this metric: "reruns" (below every one of A's reruns kept for
+        it) or "min_drop" (no reruns, or A's reruns identical on it)."""
+        return "reruns" if self.a_reruns_used >= 2 else "min_drop"
 
     def by_stage(self) -> dict[str, int]:
         return {s: sum(c.stage == s for c in self.cases) for s in STAGES}
@@ -98,6 +111,9 @@ class MetricAttribution:
             "reason": self.reason,
             "n_paired": self.n_paired,
             "n_fell": len(self.cases),
+            "noise_rule": self.noise_rule,
+            "a_reruns_used": self.a_reruns_used,
+            "a_reruns_identical": self.a_reruns_identical,
             "by_stage": self.by_stage(),
             "by_cause": self.by_cause(),
             "cases": [c.to_json() for c in self.cases],
@@ -137,7 +153,8 @@ class Diagnosis:
         every = [c for m in self.metrics for c in m.cases]
         return sorted(every, key=lambda c: (c.delta, c.metric, c.case_id))[:n]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, worst: int = WORST) -> dict[str, Any]:
+        """`worst`: how many of the worst cases to list (`diagnose --worst`)."""
         return {
             "a": self.a,
             "b": self.b,
@@ -157,7 +174,7 @@ class Diagnosis:
             "classes": {m: dict(c) for m, c in self.classes.items()},
             "pass_thresholds": dict(self.thresholds),
             "costs": [c.__dict__ for c in self.costs],
-            "worst": [c.to_json() for c in self.worst()],
+            "worst": [c.to_json() for c in self.worst(worst)],
             "warnings": list(self.warnings),
         }
 
@@ -192,6 +209,8 @@ class _Facts:
     retrieval: RetrievalDiff | None
     claims: ClaimDiff | None
     moves: dict[str, Move]
+    # metric -> (the side with no grade for this case: "A", "B" or "A and B", whether it failed)
+    ungraded: dict[str, tuple[str, bool]] = field(default_factory=dict)
 
 
 def _facts(
@@ -200,20 +219,38 @@ def _facts(
     chunks: Mapping[tuple[str, str], list[Chunk]],
     claims: Mapping[tuple[str, str], list[Claim]],
     min_drop: float,
+    grades: Mapping[tuple[str, str, str], bool] | None = None,
 ) -> _Facts:
+    """`grades`: (run, case, metric) -> True where A's or B's own run graded it, False where
+    the grade failed (see `_grades`)."""
     case_id = paired.case_ids[ci]
     ca, cb = chunks.get((paired.a, case_id), []), chunks.get((paired.b, case_id), [])
     retrieval = diff_retrieval(case_id, ca, cb) if ca or cb else None
     la, lb = claims.get((paired.a, case_id), []), claims.get((paired.b, case_id), [])
     claim_diff = diff_claims(case_id, la, lb, retrieval) if la or lb else None
     moves = {}
+    ungraded = {}
+    sides = (("A", paired.a), ("B", paired.b))
     for mi, metric in enumerate(paired.metric_names()):
         b = paired.b_value(mi, ci)
         a_runs = paired.a_values(mi, ci)
         if b is None or not a_runs:
+            # not paired here: the side(s) whose own run has no grade of it (a failed one, or
+            # none); the paired values cannot tell, they leave out both sides of such a case
+            got = [(side, (grades or {}).get((run, case_id, metric))) for side, run in sides]
+            gone = [side for side, g in got if not g] or ["A" if not a_runs else "B"]
+            ungraded[metric] = (" and ".join(gone), any(g is False for _, g in got))
             continue
         moves[metric] = Move(sum(a_runs) / len(a_runs), b, fell(a_runs, b, min_drop))
-    return _Facts(retrieval, claim_diff, moves)
+    return _Facts(retrieval, claim_diff, moves, ungraded)
+
+
+def _grades(store: Store, paired: PairedScores) -> dict[tuple[str, str, str], bool]:
+    """(run, case, metric) -> True for a grade A's or B's own run gave, False for one that
+    failed (an error); a grade never asked for is absent."""
+    table = store.scores([paired.a, paired.b], paired.metric_names(), ordered=False)
+    names = ("run_id", "case_id", "metric", "error")
+    return {(r, c, m): e is None for r, c, m, e in _columns(table, names)}
 
 
 def _answers(store: Store, paired: PairedScores) -> dict[str, dict[str, str | None]]:
@@ -230,18 +267,22 @@ def _same_output(
     answers: Mapping[str, Mapping[str, str | None]],
     retrievals: Sequence[RetrievalDiff | None],
 ) -> bool:
-    """Every paired case has the same non-empty answer in A and B and the same chunks in the
-    same order (`None`: neither run recorded chunks for it). A case where one side retrieved
-    nothing counts as changed: the retrieval summary leaves such cases out, so it cannot say."""
+    """Every paired case has the same answer in A and B (`same_text`: equal outputs are equal,
+    empty ones included) and the same chunks in the same order (`None`: neither run recorded
+    chunks for it). A case where one side retrieved nothing counts as changed. When neither
+    run recorded any output at all (every answer empty, no chunks) nothing shows the outputs
+    were the same: not a re-judge."""
     if not paired.case_ids:
         return False
+    recorded = False
     for case_id, diff in zip(paired.case_ids, retrievals, strict=True):
-        a, b = normalise(answers[paired.a].get(case_id)), normalise(answers[paired.b].get(case_id))
-        if not a or a != b:
+        a, b = answers[paired.a].get(case_id), answers[paired.b].get(case_id)
+        if not same_text(a, b):
             return False
         if diff is not None and any(c.mark != "kept" for c in diff.chunks):
             return False
-    return True
+        recorded = recorded or bool((a or "").strip()) or diff is not None
+    return recorded
 
 
 def output_unchanged(store: Store, paired: PairedScores) -> bool:
@@ -296,11 +337,13 @@ def diagnose(
     found = find_roles(paired.metric_names(), roles)
     chunks = _chunks_by_case(case_texts.chunks(store, [paired.a, paired.b]))
     claims = _claims_by_case(case_texts.claims(store, [paired.a, paired.b]))
-    facts = [_facts(paired, ci, chunks, claims, min_drop) for ci in range(len(paired.case_ids))]
+    grades = _grades(store, paired)
+    facts = [
+        _facts(paired, ci, chunks, claims, min_drop, grades) for ci in range(len(paired.case_ids))
+    ]
     answers = _answers(store, paired)
     changed = sum(
-        normalise(answers[paired.a].get(c)) != normalise(answers[paired.b].get(c))
-        for c in paired.case_ids
+        not same_text(answers[paired.a].get(c), answers[paired.b].get(c)) for c in paired.case_ids
     )
     retrieval = summarise_retrieval(
         [f.retrieval for f in facts if f.retrieval is not None], len(facts)
@@ -313,12 +356,23 @@ def diagnose(
             move = f.moves.get(metric)
             if move is None or not move.fell:
                 continue
-            why = attribute(f.moves, found, f.claims, f.retrieval, same_output)
+            why = attribute(f.moves, found, f.claims, f.retrieval, same_output, metric, f.ungraded)
             fallen.append(_case_attribution(case_id, metric, move, why))
         fallen.sort(key=lambda c: (c.delta, c.case_id))
-        md = next(m for m in paired.metrics if m.metric == metric)
+        mi = paired.metric_names().index(metric)
+        md = paired.metrics[mi]
+        used = len(paired.metric_a_runs[mi]) if paired.metric_a_runs else len(paired.a_runs)
         results.append(
-            MetricAttribution(metric, md.delta, md.verdict, md.reason, md.n, tuple(fallen))
+            MetricAttribution(
+                metric,
+                md.delta,
+                md.verdict,
+                md.reason,
+                md.n,
+                tuple(fallen),
+                used,
+                len(paired.a_runs) - used,
+            )
         )
     classes = case_classes(store, paired.b, base=paired.a, metrics=chosen, thresholds=thresholds)
     # over the paired cases: a case only one run has would move cost but not quality
@@ -348,7 +402,16 @@ def diagnose(
 
 def _case_attribution(case_id: str, metric: str, move: Move, why: Attribution) -> CaseAttribution:
     return CaseAttribution(
-        case_id, metric, move.a, move.b, why.cause, why.stage, why.basis, why.missing
+        case_id,
+        metric,
+        move.a,
+        move.b,
+        why.cause,
+        why.stage,
+        why.basis,
+        why.missing,
+        why.ungraded,
+        why.held,
     )
 
 
@@ -377,6 +440,45 @@ class MetricMove:
 
 
 @dataclass(frozen=True)
+class MetricGap:
+    """A metric both runs score that this case has no pair of grades for: a side failed (an
+    error) or did not grade it, so it is not compared."""
+
+    metric: str
+    a: float | None  # A's own grade of the case (None: none)
+    b: float | None
+    error_a: str | None  # why A's grade failed
+    error_b: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _shared_metrics(store: Store, paired: PairedScores) -> list[str]:
+    """Every metric both runs grade (or tried to: a metric whose every grade failed on one
+    side too), not only those with a paired case."""
+    have_b = set(store.metrics([paired.b]))
+    return [m for m in store.metrics([paired.a]) if m in have_b]
+
+
+def _gaps(
+    names: Sequence[str], compared: Collection[str], case_a: Case, case_b: Case
+) -> list[MetricGap]:
+    out = []
+    for metric in names:
+        if metric in compared:
+            continue
+        got = [
+            (None if (s := c.scores.get(metric)) is None else s.value, c.errors.get(metric))
+            for c in (case_a, case_b)
+        ]
+        if any(v is not None or e is not None for v, e in got):
+            (a, ea), (b, eb) = got
+            out.append(MetricGap(metric, a, b, ea, eb))
+    return out
+
+
+@dataclass(frozen=True)
 class CaseDiagnosis:
     a: str
     b: str
@@ -391,6 +493,7 @@ class CaseDiagnosis:
     answer: AnswerDiff
     claims: ClaimDiff
     classes: tuple[CaseClass, ...]
+    gaps: tuple[MetricGap, ...] = ()  # metrics not compared here: a side failed or lacks it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -402,6 +505,7 @@ class CaseDiagnosis:
             "answer_a": self.answer_a,
             "answer_b": self.answer_b,
             "metrics": [m.to_json() for m in self.moves],
+            "not_compared": [g.to_json() for g in self.gaps],
             "attributions": [c.to_json() for c in self.attributions],
             "retrieval": self.retrieval.to_json(),
             "answer_diff": self.answer.to_json(),
@@ -458,6 +562,11 @@ def diagnose_case(
             },
             {(paired.a, case_id): list(case_a.claims), (paired.b, case_id): list(case_b.claims)},
             min_drop,
+            {
+                (run, case_id, m): m not in c.errors
+                for run, c in ((paired.a, case_a), (paired.b, case_b))
+                for m in (*c.scores, *c.errors)
+            },
         )
         for mi, metric in enumerate(paired.metric_names()):
             move = facts.moves.get(metric)
@@ -468,7 +577,15 @@ def diagnose_case(
                 MetricMove(metric, move.a, tuple(a_runs), move.b, move.fell, tuple(b_runs))
             )
             if move.fell:
-                why = attribute(facts.moves, found, facts.claims, facts.retrieval, same_output)
+                why = attribute(
+                    facts.moves,
+                    found,
+                    facts.claims,
+                    facts.retrieval,
+                    same_output,
+                    metric,
+                    facts.ungraded,
+                )
                 attributions.append(_case_attribution(case_id, metric, move, why))
     history = case_classes(
         store, paired.b, base=paired.a, thresholds=thresholds, case_ids={case_id}
@@ -487,4 +604,7 @@ def diagnose_case(
         answer=diff_answers(case_a.answer, case_b.answer),
         claims=claims,
         classes=history.cases,
+        gaps=tuple(
+            _gaps(_shared_metrics(store, paired), {m.metric for m in moves}, case_a, case_b)
+        ),
     )

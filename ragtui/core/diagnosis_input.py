@@ -48,6 +48,9 @@ class PairedScores:
     values_a: np.ndarray = field(repr=False, compare=False)
     values_b: np.ndarray = field(repr=False, compare=False)  # the same for B's runs
     b_runs: tuple[str, ...] = ()  # B and the reruns averaged into its value, B first
+    # per metric, A's runs the comparison kept for it (a rerun identical to another on that
+    # metric, a cache hit, is left out of it)
+    metric_a_runs: tuple[tuple[str, ...], ...] = ()
 
     def metric_names(self) -> list[str]:
         return [m.metric for m in self.metrics]
@@ -91,11 +94,19 @@ def paired_scores(
 ) -> PairedScores:
     """Every metric both runs scored (the stage rules need all of them, whatever is asked).
     A screen that already holds the comparison of A and B passes it (`comparison`): the
-    verdicts are then not computed twice."""
+    verdicts are then not computed twice. A comparison of some metrics only (`-m`) does not
+    hold them all: A and B are then compared again over every metric, so the stages are the
+    same whichever metrics a command shows."""
+    if comparison is not None:
+        if (store.resolve_run(a_ref), store.resolve_run(b_ref)) != (comparison.a, comparison.b):
+            raise RagtuiError(f"the comparison given is of {comparison.a} vs {comparison.b}")
+        have_b = set(store.metrics([comparison.b]))
+        shared = {m for m in store.metrics([comparison.a]) if m in have_b}
+        if not shared <= {m.metric for m in comparison.metrics}:
+            margin, seed = comparison.margin, comparison.seed
+            comparison = None
     if comparison is None:
         c = compare_runs(store, a_ref, b_ref, margin=margin, seed=seed, cluster_field=cluster_field)
-    elif (store.resolve_run(a_ref), store.resolve_run(b_ref)) != (comparison.a, comparison.b):
-        raise RagtuiError(f"the comparison given is of {comparison.a} vs {comparison.b}")
     else:
         c = comparison
     names = [m.metric for m in c.metrics if m.n > 0]
@@ -116,6 +127,7 @@ def paired_scores(
         values_a=values_a,
         values_b=values_b,
         b_runs=tuple(c.reruns_b or [c.b]),
+        metric_a_runs=tuple(tuple(c.replicates[n].runs_a) for n in names),
     )
 
 

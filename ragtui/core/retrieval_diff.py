@@ -165,9 +165,22 @@ def diff_retrieval(case_id: str, a: Sequence[Chunk], b: Sequence[Chunk]) -> Retr
     )
 
 
+def side_marks(
+    diff: RetrievalDiff, a: Sequence[Chunk], b: Sequence[Chunk], side: str
+) -> list[tuple[Chunk, ChunkMark | None]]:
+    """One side's chunks ("A" or "B") in the diff's order (`ordered`), each with its mark in
+    `diff` (found by its rank on that side, never by id: ids repeat). Every view of a case's
+    chunks marks them from this, so the CLI and the screens agree."""
+    mine = ordered(b if side == "B" else a)
+    rank = (lambda m: m.rank_b) if side == "B" else (lambda m: m.rank_a)
+    by_rank = {rank(m): m for m in diff.chunks if rank(m) is not None}
+    return [(chunk, by_rank.get(i)) for i, chunk in enumerate(mine, start=1)]
+
+
 @dataclass(frozen=True)
 class RetrievalSummary:
-    """Per comparison: over the cases where both runs retrieved something."""
+    """Per comparison: over the cases where both runs retrieved something, and how many cases
+    one run retrieved nothing for while the other did (a change of retrieval too)."""
 
     n_cases: int  # cases with chunks in both runs
     n_without: int  # paired cases where a run recorded no chunks
@@ -179,6 +192,8 @@ class RetrievalSummary:
     with_moved: int
     unchanged: int  # same chunks in the same order
     matched_by_text: int  # cases whose chunk ids did not name chunks
+    only_a: int = 0  # cases where A retrieved chunks and B none (they are gone)
+    only_b: int = 0  # cases where B retrieved chunks and A none
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -190,6 +205,8 @@ def summarise_retrieval(diffs: Sequence[RetrievalDiff], n_paired: int) -> Retrie
     return RetrievalSummary(
         n_cases=n,
         n_without=n_paired - n,
+        only_a=sum(d.n_a > 0 and d.n_b == 0 for d in diffs),
+        only_b=sum(d.n_b > 0 and d.n_a == 0 for d in diffs),
         mean_overlap=sum(d.overlap or 0.0 for d in both) / n if n else None,
         top_changed=sum(bool(d.top_changed) for d in both),
         top_changed_share=sum(bool(d.top_changed) for d in both) / n if n else None,

@@ -19,6 +19,13 @@ def normalise(text: str | None) -> str:
     return " ".join(text.casefold().split())
 
 
+def same_text(a: str | None, b: str | None) -> bool:
+    """Two outputs (answers) are the same when their text is equal once runs of whitespace
+    are collapsed and the ends trimmed; empty equals empty. A change of case or of character
+    width is a change of the output (unlike `normalise`, which keys chunks and claims)."""
+    return " ".join((a or "").split()) == " ".join((b or "").split())
+
+
 def words(text: str | None) -> list[str]:
     """The words of a text for similarity: normalised, punctuation dropped."""
     return _WORD.findall(normalise(text))

@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 from ragtui.format.numbers import pts, pts_apart, short_pts, signed_pts, significant
-from ragtui.format.text import plural, printable
+from ragtui.format.text import one_line, plural, printable
 
 # ---------------------------------------------------------------- diagnosis
 
@@ -20,7 +20,13 @@ _BASIS = {
     "faithfulness fell, recall held": "faithfulness fell while context recall held",
     "faithfulness fell, chunks kept": "faithfulness fell while A's supporting chunks are still "
     "retrieved",
-    "relevance fell alone": "answer relevance fell while the other metrics held",
+    "recall fell, same chunks": "context recall fell on the same chunks: the judge graded "
+    "them differently",
+    "precision fell, same chunks": "context precision fell on the same chunks: the judge graded "
+    "them differently",
+    "no chunks in B": "B retrieved no chunks where A retrieved some",
+    "new unsupported claims, same chunks": "new unsupported claims while the chunks are unchanged",
+    "faithfulness fell, same chunks": "faithfulness fell while the chunks are unchanged",
     "no rule fits": "no rule fits the metrics that moved",
     "same answers and chunks": "the same answers and chunks in A and B: only the grades changed",
 }
@@ -61,6 +67,24 @@ def noise_rule_line(a_runs: int, min_drop: float, b_runs: int = 1) -> str:
     )
 
 
+def metric_noise_rule_text(metric: str, used: int, identical: int, min_drop: float) -> str | None:
+    """How "fell" was judged on one metric, where it differs from the run's rule because A's
+    reruns were left out of it as identical (a cache hit): "context_recall: a case fell when it
+    dropped by at least 10 points (A's reruns are identical on it: no per-case noise to
+    measure)". None where the run's rule holds."""
+    if not identical:
+        return None
+    if used >= 2:
+        return (
+            f"{printable(metric)}: a case fell when B is below every one of the {used} of A's "
+            f"reruns that differ on it ({plural(identical, 'identical rerun')} left out)"
+        )
+    return (
+        f"{printable(metric)}: a case fell when it dropped by at least {min_drop * 100:g} points "
+        "(A's reruns are identical on it: no per-case noise to measure)"
+    )
+
+
 def rerun_values_text(a_runs: Iterable[float], b_runs: Iterable[float]) -> str:
     """ " · A's reruns 100 / 80 · B's reruns 100 / 0": the values each side's mean is of
     (empty when neither side has reruns)."""
@@ -71,16 +95,88 @@ def rerun_values_text(a_runs: Iterable[float], b_runs: Iterable[float]) -> str:
     return out
 
 
-def cause_text(cause: str, stage: str, basis: str, missing: tuple[str, ...] = ()) -> str:
-    """ "generation: hallucination (new unsupported claims while context recall held)"."""
+def _and(items: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+_ROLE_WORDS = {
+    "context_recall": "context recall",
+    "context_precision": "context precision",
+    "faithfulness": "faithfulness",
+    "answer_relevance": "answer relevance",
+}
+
+
+def _off_intent(basis: str, held: tuple[str, ...]) -> str:
+    """What held beside a fall of answer relevance, and only that: "answer relevance fell
+    while faithfulness held", "... while context recall held and the chunks are unchanged"."""
+    parts = []
+    if held:
+        parts.append(_and([_ROLE_WORDS.get(r, r) for r in held]) + " held")
+    if basis == "relevance fell, same chunks":
+        parts.append("the chunks are unchanged")
+    return "answer relevance fell" + (" while " + " and ".join(parts) if parts else "")
+
+
+def _ungraded_text(u: Any) -> str:
+    """ "context_recall's grade failed in B for this case" (a metric the role has, whose
+    grade of this one case is missing on a side)."""
+    name = printable(u.metric)
+    if u.failed:
+        return f"{name}'s grade failed in {u.side} for this case"
+    return f"{name} has no grade in {u.side} for this case"
+
+
+def metric_gap_text(
+    metric: str, a: float | None, b: float | None, error_a: str | None, error_b: str | None
+) -> str:
+    """A metric one case was not compared on, the side that failed named: "faithfulness
+    error in A (judge timeout) → 0 · not compared"."""
+
+    def side(name: str, value: float | None, error: str | None) -> str:
+        if error is not None:
+            return f"error in {name} ({one_line(error)})"
+        return short_pts(value) if value is not None else f"no grade in {name}"
+
+    return f"{printable(metric)}  {side('A', a, error_a)} → {side('B', b, error_b)} · not compared"
+
+
+def cause_text(
+    cause: str,
+    stage: str,
+    basis: str,
+    missing: tuple[str, ...] = (),
+    ungraded: tuple[Any, ...] = (),
+    held: tuple[str, ...] = (),
+) -> str:
+    """ "generation: hallucination (new unsupported claims while context recall held)".
+    `ungraded`: core.attribution.Ungraded, a role's metric whose grade of this case failed."""
     if cause == "unattributed":
+        said = [_ungraded_text(u) for u in ungraded]
         if missing:
-            return (
-                f"unattributed: needs {', '.join(missing)} "
-                "(or name the metric with --role ROLE=METRIC)"
-            )
+            said.append(f"needs {', '.join(missing)} (or name the metric with --role ROLE=METRIC)")
+        if said:
+            return "unattributed: " + "; ".join(said)
         return f"unattributed: {_BASIS.get(basis, basis)}"
+    if cause == "off-intent":
+        return f"{stage}: {cause} ({_off_intent(basis, held)})"
     return f"{stage}: {cause} ({_BASIS.get(basis, basis)})"
+
+
+def attribution_text(at: Any) -> str:
+    """A case attribution (core.diagnosis.CaseAttribution) in words, as `cause_text`."""
+    return cause_text(at.cause, at.stage, at.basis, at.missing, at.ungraded, at.held)
+
+
+def one_sided_retrieval(only_a: int, only_b: int) -> str:
+    """ " · B retrieved nothing in 1 case (A did)": cases the per-chunk figures leave out."""
+    out = ""
+    if only_a:
+        out += f" · B retrieved nothing in {plural(only_a, 'case')} (A did)"
+    if only_b:
+        out += f" · A retrieved nothing in {plural(only_b, 'case')} (B did)"
+    return out
 
 
 def retrieval_line(
@@ -91,13 +187,15 @@ def retrieval_line(
     removed: int,
     moved: int,
     unchanged: int,
+    only_a: int = 0,
+    only_b: int = 0,
 ) -> str:
     if n_cases == 0:
-        return "retrieval: no case has chunks in both runs"
+        return "retrieval: no case has chunks in both runs" + one_sided_retrieval(only_a, only_b)
     return (
         f"retrieval ({plural(n_cases, 'case')}): mean top-k overlap {pts(mean_overlap)} pts · "
         f"top chunk changed in {top_changed} · chunks added in {added}, removed in {removed}, "
-        f"moved in {moved} · unchanged in {unchanged}"
+        f"moved in {moved} · unchanged in {unchanged}" + one_sided_retrieval(only_a, only_b)
     )
 
 
@@ -161,7 +259,7 @@ def cost_line(
     text = f"{name}: mean {cost_figure(field, mean_a)} → {cost_figure(field, mean_b)}"
     text += "" if ratio is None else f" (×{ratio:.2f})"
     if n_cases is not None and (n_a, n_b) != (n_cases, n_cases):
-        text += f" · over {n_a} → {n_b} of {n_cases} cases"
+        text += f" · over {n_a} → {n_b} of {plural(n_cases, 'case')}"
     return text
 
 
@@ -200,13 +298,15 @@ def new_failure_line(
 # ---------------------------------------------------------------- diagnosis on screen
 
 
-def retrieval_summary(n_cases: int, mean_overlap: float | None, top_changed: int) -> str:
+def retrieval_summary(
+    n_cases: int, mean_overlap: float | None, top_changed: int, only_a: int = 0, only_b: int = 0
+) -> str:
     """ "retrieval: mean top-k overlap 93.8 pts · top chunk changed in 2 of 8 cases"."""
     if n_cases == 0:
-        return "retrieval: no case has chunks in both runs"
+        return "retrieval: no case has chunks in both runs" + one_sided_retrieval(only_a, only_b)
     return (
         f"retrieval: mean top-k overlap {pts(mean_overlap)} pts · top chunk changed in "
-        f"{top_changed} of {plural(n_cases, 'case')}"
+        f"{top_changed} of {plural(n_cases, 'case')}" + one_sided_retrieval(only_a, only_b)
     )
 
 
@@ -242,28 +342,37 @@ CLAIM_CHANGE_WORDS = {
 }
 
 
+def chunk_fate_text(left: tuple[str, ...], kept: tuple[str, ...]) -> str:
+    """What became of the chunks a claim that lost its support cited in A, each named: "its
+    chunk d1 left B's retrieval, d2 is still retrieved" (the CLI and the Case screen)."""
+    ids = lambda xs: ", ".join(printable(x) for x in xs)  # noqa: E731
+    parts = []
+    if left:
+        parts.append(f"{ids(left)} left B's retrieval")
+    if kept:
+        parts.append(f"{ids(kept)} {'is' if len(kept) == 1 else 'are'} still retrieved")
+    if not parts:
+        return "A cited no chunk B's diff knows"
+    noun = "its chunk" if len(left) + len(kept) == 1 else "its chunks"
+    return f"{noun} " + ", ".join(parts)
+
+
 def claim_change_detail(
     change: str,
     verdict_a: str | None,
     verdict_b: str | None,
-    chunks_a: tuple[str, ...],
-    chunk_gone: bool | None,
+    chunks_left: tuple[str, ...] = (),
+    chunks_kept: tuple[str, ...] = (),
 ) -> str:
-    """What happened to one claim, after its text: "A SUPPORTED via C1 · C1 left B's
-    retrieval"; "new in B, UNSUPPORTED"."""
+    """What happened to one claim, after its text: "SUPPORTED → UNSUPPORTED · its chunk C1
+    left B's retrieval"; "new in B, UNSUPPORTED"."""
     if change == "new":
         return f"new in B, {verdict_b or 'no verdict'}"
     if change == "dropped":
         return f"only in A ({verdict_a or 'no verdict'})"
-    cited = ", ".join(printable(c) for c in chunks_a)
     out = f"{verdict_a or '?'} → {verdict_b or '?'}"
     if change == "lost support":
-        if chunk_gone is True:
-            out += f" · its chunk {cited} left B's retrieval"
-        elif chunk_gone is False:
-            out += f" · its chunk {cited} is still retrieved"
-        else:
-            out += " · A cited no chunk B's diff knows"
+        out += " · " + chunk_fate_text(chunks_left, chunks_kept)
     return out
 
 
@@ -286,6 +395,19 @@ def pass_rule(thresholds: dict[str, float]) -> str:
     return f"{given} (--pass), other metrics: {rest}"
 
 
+def history_header(run: str, base: str | None, n_baseline: int, n_own: int) -> str:
+    """The head of `ragtui history`: what the run was classified against, and its own
+    config's runs (which decide flaky): "b2 against every earlier run of another config of
+    its dataset (3 runs) · its own config: 2 runs"."""
+    against = (
+        f"the runs of {base}'s config"
+        if base
+        else "every earlier run of another config of its dataset"
+    )
+    own = f" · its own config: {plural(n_own, 'run')}" if n_own > 1 else ""
+    return printable(f"{run} against {against} ({plural(n_baseline, 'run')}){own}")
+
+
 def class_filter_caption(klass: str | None, count: int | None = None) -> str:
     if klass is None:
         return "every class"
@@ -302,7 +424,7 @@ def diagnosis_summary_lines(d: Any, worst: int = 10, *, said: Collection[str] = 
     b_reruns = f", {len(d.b_runs)} reruns" if len(d.b_runs) > 1 else ""
     echo(
         printable(f"A {d.a_name} ({d.a}{reruns})  vs  B {d.b_name} ({d.b}{b_reruns})")
-        + f" · {d.n_cases} paired cases"
+        + f" · {plural(d.n_cases, 'paired case')}"
     )
     echo(noise_rule_line(len(d.a_runs), d.min_drop, len(d.b_runs)))
     echo("")
@@ -312,6 +434,9 @@ def diagnosis_summary_lines(d: Any, worst: int = 10, *, said: Collection[str] = 
         causes = [f"{n} {cause}" for cause, n in m.by_cause().items() if n]
         if causes:
             echo("    " + ", ".join(causes))
+        rule = metric_noise_rule_text(m.metric, m.a_reruns_used, m.a_reruns_identical, d.min_drop)
+        if rule:
+            echo("    " + rule)
     r, c = d.retrieval, d.claims
     echo("")
     echo(
@@ -323,9 +448,11 @@ def diagnosis_summary_lines(d: Any, worst: int = 10, *, said: Collection[str] = 
             r.with_removed,
             r.with_moved,
             r.unchanged,
+            r.only_a,
+            r.only_b,
         )
     )
-    echo(f"answers changed in {d.answers_changed} of {d.n_cases} cases")
+    echo(f"answers changed in {d.answers_changed} of {plural(d.n_cases, 'case')}")
     echo(
         claims_line(
             c.n_cases,
@@ -343,7 +470,7 @@ def diagnosis_summary_lines(d: Any, worst: int = 10, *, said: Collection[str] = 
         echo("  " + classes_line(metric, dict(counts)))
     if d.costs:
         echo("")
-        echo(f"cost and latency (A → B, over the {d.n_cases} paired cases)")
+        echo(f"cost and latency (A → B, over the {plural(d.n_cases, 'paired case')})")
         for cd in d.costs:
             echo(
                 "  "
@@ -358,7 +485,7 @@ def diagnosis_summary_lines(d: Any, worst: int = 10, *, said: Collection[str] = 
                 "  "
                 + printable(f"{w.case_id}  {w.metric}")
                 + f"  {short_pts(w.a)} → {short_pts(w.b)} ({signed_pts(w.delta)})  "
-                + cause_text(w.cause, w.stage, w.basis, w.missing)
+                + attribution_text(w)
             )
     for w in d.warnings:
         if w not in said:

@@ -57,16 +57,19 @@ GLOSSARY: dict[str, str] = {
     "generation (the answer), or the judge when A and B gave the same answers and chunks "
     "(a re-judge), from the metrics that fell",
     "fell": "a case fell when B's value (the mean of B's reruns) is below every one of A's "
-    "reruns, or, when A has no reruns, at least 10 points (--min-drop) below A",
-    "regraded": "A and B gave the same answers and chunks: the case fell by the judge alone",
-    "retrieval miss": "context recall fell, or a claim lost its support and its chunk left "
-    "the retrieval",
-    "retrieval noise": "context precision fell while faithfulness held",
+    "reruns, or, when A has no reruns (or its reruns are identical on that metric), at least "
+    "10 points (--min-drop) below A",
+    "regraded": "A and B gave the same answers and chunks, or a context recall or precision "
+    "fell on the very same chunks: the judge graded the same thing differently",
+    "retrieval miss": "the chunks changed and context recall fell, B retrieved nothing where A "
+    "retrieved chunks, or a claim lost its support and its chunk left the retrieval",
+    "retrieval noise": "the chunks changed and context precision fell while faithfulness held",
     "hallucination": "a claim lost its support, or B makes more unsupported claims than A, "
     "while the retrieval held",
     "ignored context": "faithfulness fell while the retrieval held",
-    "off-intent": "answer relevance fell while every other stage metric held",
-    "unattributed": "the metrics needed to tell the stage are missing",
+    "off-intent": "answer relevance fell while the other stage metrics scored held (each named)",
+    "unattributed": "the metrics needed to tell the stage are missing, or their grade of the "
+    "case failed on a side (named)",
     "top-k overlap": "the share of chunks the top k of A and of B have in common (Jaccard), "
     "in points",
     "newly broken": "passed in every baseline run, fails in the candidate and its reruns",

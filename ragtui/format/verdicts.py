@@ -101,13 +101,13 @@ def method_name(m: MetricResult) -> str:
     if m.method is Method.CLUSTER_T:
         return f"{name} ({m.units} clusters)"
     if m.method is Method.CLUSTER_SCORE:
-        return f"{name} ({m.units} clusters, {m.moved} of {m.n} cases moved)"
+        return f"{name} ({m.units} clusters, {m.moved} of {plural(m.n, 'case')} moved)"
     if m.method is Method.FEW_MOVED and m.few_moved is not None:
         few = m.few_moved
         units = plural(few.units, "cluster total" if few.clustered else "case")
         return f"{name}, {few.moved} of {units} moved, sign test"
     if m.method is Method.SCORE and m.moved is not None:  # not binary: cases that stayed put
-        return f"score test, {m.moved} of {m.n} cases moved"
+        return f"score test, {m.moved} of {plural(m.n, 'case')} moved"
     return name
 
 
@@ -223,7 +223,7 @@ def errors_pair(m: MetricResult) -> str:
 def rule_text(n: RerunRule) -> str:
     state = "within it" if n.holds else "above it"
     out = (
-        f"{n.metric}: reruns of {n.side} ({n.runs} runs, {n.n} cases) differ by "
+        f"{n.metric}: reruns of {n.side} ({n.runs} runs, {plural(n.n, 'case')}) differ by "
         f"{n.rerun_delta * 100:.1f} points (rule of thumb: < {margin_pts(n.margin)}, {state})"
         f" · noise floor ±{n.noise_floor * 100:.1f}"
         f" · {n.runs} pure reruns at N={n.n} differ by up to {n.chance_range * 100:.1f} by chance"
@@ -268,9 +268,10 @@ def note_text(n: Note) -> str:
         case IdenticalRuns():
             return "B is identical to A on every score: a cached copy, not a new run"
         case IdenticalMetric(metric=metric, n=count):
+            every = ("all " if count > 1 else "") + plural(count, "case")
             return (
-                f"{metric}: B equals A on all {count} cases: a cached grade, or a metric this "
-                "change cannot move"
+                f"{metric}: B equals A on {every}: a cached grade, or a metric this change "
+                "cannot move"
             )
         case RerunIdentical(side=side, run=run, twin=twin, metrics=()):
             return (
@@ -312,7 +313,10 @@ def note_text(n: Note) -> str:
                 "score 0, the others are errors)"
             )
         case Unpaired(metric=metric, only_a=oa, only_b=ob, n=count):
-            return f"{metric}: {oa} cases only in A, {ob} only in B; compared on the {count} both scored"
+            return (
+                f"{metric}: {plural(oa, 'case')} only in A, {ob} only in B; compared on the "
+                f"{count} both scored"
+            )
         case LowAgreement() as g:
             figures = [
                 f"{k} {fixed(v, 2)}" for k, v in (("κ", g.kappa), ("ρ", g.rho)) if v is not None
@@ -320,9 +324,7 @@ def note_text(n: Note) -> str:
             if g.constant:
                 figures.append("one side gives every case the same grade")
             said = "".join(f"{f}; " for f in figures)
-            return (
-                f"{g.metric}: low agreement, {g.between} ({said}{g.flipped} of {g.n} cases flipped)"
-            )
+            return f"{g.metric}: low agreement, {g.between} ({said}{g.flipped} of {plural(g.n, 'case')} flipped)"
         case JudgesDisagree(metric=metric, verdicts=verdicts):
             said = "; ".join(f"{judge}: {v}" for judge, v in verdicts)
             return f"{metric}: the verdict depends on the judge ({said})"

@@ -240,6 +240,9 @@ def diagnosis_of(workspace: Workspace, c: Comparison) -> Any | None:
             workspace.store,
             c.a,
             c.b,
+            # the metrics this comparison shows; the stages still use every metric both
+            # runs score (paired_scores compares them all when `c` holds only some)
+            metrics=[m.metric for m in c.metrics if m.n > 0] or None,
             margin=c.margin,
             seed=c.seed,
             cluster_field=workspace.config.cluster_field,

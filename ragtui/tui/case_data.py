@@ -16,11 +16,12 @@ from typing import Any
 
 from ragtui.core.compare import CaseValues, Comparison
 from ragtui.core.diagnosis import CaseDiagnosis
-from ragtui.core.model import Case, Run
+from ragtui.core.model import Case, Chunk, Run
+from ragtui.core.retrieval_diff import side_marks
 from ragtui.core.store import Store
 from ragtui.format import (
     CLAIM_CHANGE_WORDS,
-    cause_text,
+    attribution_text,
     chunk_mark,
     claim_change_detail,
     printable,
@@ -144,9 +145,7 @@ def case_document(
             continue
         label = f" of {side}" if side else ""
         out += ["", f"## Chunks{label}", ""]
-        marks = _chunk_marks(diagnosis, side)
-        for i, chunk in enumerate(case.contexts, start=1):
-            mark = marks.get(chunk.id, "")
+        for i, (chunk, mark) in enumerate(_marked_chunks(data, diagnosis, side), start=1):
             where = f" #{chunk.rank}" if chunk.rank is not None else ""
             score = f" {chunk.score:.2f}" if chunk.score is not None else ""
             out.append(
@@ -207,24 +206,25 @@ def _scores_table(data: CaseData, diagnosis: CaseDiagnosis | None, markdown: boo
     return rows
 
 
-def _chunk_marks(diagnosis: CaseDiagnosis | None, side: str) -> dict[str, str]:
-    if diagnosis is None or not side:
-        return {}
-    out = {}
-    for mark in diagnosis.retrieval.chunks:
-        cid = mark.id_b if side == "B" else mark.id_a
-        if cid is not None:
-            out[cid] = chunk_mark(mark.mark, mark.move)  # a move is B's rank against A's
-    return out
+def _marked_chunks(
+    data: CaseData, diagnosis: CaseDiagnosis | None, side: str
+) -> list[tuple[Chunk, str]]:
+    """One side's chunks with their marks against A, from the core retrieval diff the CLI
+    prints (by position, so repeated ids keep their own marks); unmarked without a diff."""
+    case = data.case if side in ("B", "") else data.other
+    chunks = () if case is None else case.contexts
+    if diagnosis is None or not side or data.case is None or data.other is None:
+        return [(c, "") for c in chunks]
+    marked = side_marks(diagnosis.retrieval, data.other.contexts, data.case.contexts, side)
+    # a move is B's rank against A's
+    return [(c, "" if m is None else chunk_mark(m.mark, m.move)) for c, m in marked]
 
 
 def _diagnosis_lines(d: CaseDiagnosis, markdown: bool) -> list[str]:
     m = lambda text: _md(text, markdown)  # noqa: E731
     out = []
     for a in d.attributions:
-        out.append(
-            f"- stage of {m(a.metric)}: {m(cause_text(a.cause, a.stage, a.basis, a.missing))}"
-        )
+        out.append(f"- stage of {m(a.metric)}: {m(attribution_text(a))}")
     for c in d.classes:
         out.append(f"- class of {m(c.metric)}: {c.klass}")
     r = d.retrieval
@@ -238,7 +238,7 @@ def _diagnosis_lines(d: CaseDiagnosis, markdown: bool) -> list[str]:
             continue
         text = ch.text_b if ch.text_b is not None else ch.text_a
         detail = claim_change_detail(
-            ch.change, ch.verdict_a, ch.verdict_b, ch.chunks_a, ch.chunk_gone
+            ch.change, ch.verdict_a, ch.verdict_b, ch.chunks_left, ch.chunks_kept
         )
         out.append(f"- claim {CLAIM_CHANGE_WORDS[ch.change]}: {m(text)} ({m(detail)})")
     return out

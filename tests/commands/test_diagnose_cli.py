@@ -114,7 +114,10 @@ def test_diagnose_one_case(folder: str) -> None:
     text = run("diagnose", "a", "b", folder, "--case", "q1")
     assert text.exit_code == 0, text.output
     assert "[-manager -]{+support +}" in text.stdout
-    assert "lost support  SUPPORTED → UNSUPPORTED; its chunk left B's retrieval" in text.stdout
+    assert (
+        "lost support  SUPPORTED → UNSUPPORTED; its chunk refund-1 left B's retrieval"
+        in text.stdout
+    )
     assert "\x1b" not in text.stdout and "\x07" not in text.stdout
 
 

@@ -121,8 +121,13 @@ def test_errors_are_clear(store: Store) -> None:
     with pytest.raises(RagtuiError, match="expected a fraction"):
         case_classes(store, "cand", thresholds={"faithfulness": 2.0})
     first = case_classes(store, "x0")
-    assert "no history yet" in first.notes[0]
-    assert set(classes(first).values()) == {"no history"}
+    # no run of another config before x0: only its own config's runs (x0 and its rerun x1),
+    # which show only the case they disagree on as flaky
+    assert first.baseline_runs == () and first.candidate_runs == ("x0", "x1")
+    assert "its own config's 2 runs tell only whether a case is flaky" in first.notes[0]
+    got = classes(first)
+    assert got.pop("flaky") == "flaky"
+    assert set(got.values()) == {"no history"}
 
 
 def test_a_rerun_of_the_base_config_is_flaky_not_newly_broken(store: Store) -> None:

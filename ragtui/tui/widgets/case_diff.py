@@ -13,7 +13,7 @@ from rich.text import Text
 from ragtui.core.answer_diff import AnswerDiff
 from ragtui.core.claim_diff import ClaimDiff
 from ragtui.core.model import Chunk
-from ragtui.core.retrieval_diff import ChunkMark, RetrievalDiff, ordered
+from ragtui.core.retrieval_diff import ChunkMark, RetrievalDiff, ordered, side_marks
 from ragtui.format import CLAIM_CHANGE_WORDS, chunk_mark, claim_change_detail
 from ragtui.tui.widgets.chunks_view import ChunkMarking
 from ragtui.tui.widgets.literal import lit
@@ -59,14 +59,11 @@ def chunk_markings(
 ) -> tuple[list[Chunk], list[ChunkMarking | None], list[tuple[Chunk, ChunkMarking]]]:
     """One side's chunks in rank order, each one's marking, and the other side's chunks this
     side lacks (B side: A's removed ones; A side: B's added ones)."""
-    mine = ordered(b if side == "B" else a)
+    marked = side_marks(diff, a, b, side)
+    mine = [chunk for chunk, _ in marked]
     other = ordered(a if side == "B" else b)
-    rank = (lambda m: m.rank_b) if side == "B" else (lambda m: m.rank_a)
     other_rank = (lambda m: m.rank_a) if side == "B" else (lambda m: m.rank_b)
-    by_rank = {rank(m): m for m in diff.chunks if rank(m) is not None}
-    markings = [
-        _marking(by_rank[i], side) if i in by_rank else None for i in range(1, len(mine) + 1)
-    ]
+    markings = [None if m is None else _marking(m, side) for _, m in marked]
     lacking = "removed" if side == "B" else "added"
     ghosts = []
     for m in diff.chunks:
@@ -103,7 +100,9 @@ def claim_changes_text(diff: ClaimDiff) -> Group:
         word = Text(f"{symbol} {CLAIM_CHANGE_WORDS[c.change]}")
         word.stylize("bold red" if new_unsupported else style)
         text = lit(c.text_b if c.text_b is not None else c.text_a)
-        detail = claim_change_detail(c.change, c.verdict_a, c.verdict_b, c.chunks_a, c.chunk_gone)
+        detail = claim_change_detail(
+            c.change, c.verdict_a, c.verdict_b, c.chunks_left, c.chunks_kept
+        )
         gone = c.change == "lost support" and c.chunk_gone
         text.append_text(lit(f"  ({detail})", "bold red" if gone else "dim"))
         table.add_row(word, text)

@@ -17,9 +17,9 @@ from ragtui.core.case_history import CaseClass
 from ragtui.core.diagnosis import CaseDiagnosis
 from ragtui.core.model import Case, Run
 from ragtui.format import (
+    attribution_text,
     case_class_text,
     case_retrieval_text,
-    cause_text,
     printable,
     short_pts,
     signed_pts,
@@ -99,7 +99,7 @@ def diagnosis_group(
     if diagnosis is not None:
         for a in diagnosis.attributions:
             if a.metric == metric:
-                why = cause_text(a.cause, a.stage, a.basis, a.missing)
+                why = attribution_text(a)
                 lines.append(join(("stage  ", "bold"), (metric, ""), ": ") + lit(why))
     for c in classes:
         if c.metric == metric:

@@ -340,10 +340,17 @@ def diagnosis_lines(d: Diagnosis, metric: str) -> Text:
                 m.metric, m.delta, len(m.cases), m.by_stage(), d.same_output
             )
             lines.append(lit(line, "bold" if bold else ""))
+            rule = fmt.metric_noise_rule_text(
+                m.metric, m.a_reruns_used, m.a_reruns_identical, d.min_drop
+            )
+            if bold and rule:
+                lines.append(lit(rule))
 
     stage_line(metric, True)
     r, c = d.retrieval, d.claims
-    lines.append(lit(fmt.retrieval_summary(r.n_cases, r.mean_overlap, r.top_changed)))
+    lines.append(
+        lit(fmt.retrieval_summary(r.n_cases, r.mean_overlap, r.top_changed, r.only_a, r.only_b))
+    )
     lines.append(
         lit(
             fmt.claims_summary(
