@@ -107,7 +107,7 @@ async def test_the_palette_finds_an_action_by_any_word_of_its_name(history, make
 
 
 async def test_the_palette_puts_a_command_named_as_typed_first(history, make_app) -> None:
-    """"compare" then enter compares (not "mark B", whose help says "compared"); ragtui's copy
+    """ "compare" then enter compares (not "mark B", whose help says "compared"); ragtui's copy
     comes before Textual's "Copy selected text"; one Quit, ragtui's own."""
     from textual.command import CommandList
 
