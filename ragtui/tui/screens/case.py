@@ -92,6 +92,38 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
             "update",
             tooltip="Read the runs again after they changed on disk",
         ),
+        # The page keys move over the whole case, wherever the focus is: the judge reply, the
+        # class and the history lie below the claims list, which holds the focus (j / k and
+        # the arrows walk the claims, then go on down or up the page past either end).
+        *(
+            Binding(
+                keys,
+                f"page('{move}')",
+                description,
+                key_display=shown,
+                show=False,
+                priority=True,  # before the claims list's own pgdn / pgup / home / end
+                tooltip=tip,
+            )
+            for keys, move, description, shown, tip in (
+                (
+                    "ctrl+d,pagedown,space",
+                    "page_down",
+                    "page down",
+                    "ctrl+d pgdn space",
+                    "Page down the whole case (j / k walk the claims, then the page)",
+                ),
+                ("ctrl+u,pageup", "page_up", "page up", "ctrl+u pgup", "Page up the whole case"),
+                ("g,home", "top", "top", "g home", "To the top of the case"),
+                (
+                    "G,end",
+                    "bottom",
+                    "bottom",
+                    "G end",
+                    "To the bottom of the case: judge reply, class, history",
+                ),
+            )
+        ),
     ]
 
     # Which side's claims and chunks are shown ("A" or "B"; "" with one run)
@@ -449,6 +481,17 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
         if action == "switch_side":
             return bool(self.other_run_id)  # one run: no B to switch to (tab moves the focus)
         return super().check_action(action, parameters)
+
+    def action_page(self, move: str) -> None:
+        body = self.query_one("#case-body", VerticalScroll)
+        if move == "top":
+            body.scroll_home(animate=False)
+        elif move == "bottom":
+            body.scroll_end(animate=False)
+        elif move == "page_down":
+            body.scroll_page_down(animate=False)
+        else:
+            body.scroll_page_up(animate=False)
 
     def action_step(self, delta: int) -> None:
         target = self.index + delta

@@ -141,17 +141,24 @@ def judge_text(run: Run, case: Case | None, metric: str) -> Text:
     return out
 
 
+HISTORY_LISTED = 8  # figures listed after a metric's sparkline (it draws every run)
+
+
 def history_text(history: Sequence[dict[str, Any]], metric: str | None) -> Text:
     """This case's scores across every run of the folder, oldest first, per metric."""
     by_metric: dict[str, list[dict[str, Any]]] = {}
     for row in history:
         by_metric.setdefault(str(row["metric"]), []).append(row)
     n_runs = len({r["run_id"] for r in history})
-    lines = [Text(f"history · this case in {n_runs} runs (oldest → newest)", style="bold")]
+    cut = any(len(rows) > HISTORY_LISTED for rows in by_metric.values())
+    listed = f"; figures: the last {HISTORY_LISTED}" if cut else ""
+    lines = [Text(f"history · this case in {n_runs} runs (oldest → newest{listed})", style="bold")]
     pad = max((len(printable(m)) for m in by_metric), default=0)
     for m, rows in by_metric.items():
         values = [r["value"] for r in rows]
-        tail = " ".join(short_pts(v) for v in values[-8:])
+        tail = " ".join(short_pts(v) for v in values[-HISTORY_LISTED:])
+        if len(values) > HISTORY_LISTED:
+            tail = f"… {tail}"  # the sparkline has them all, the figures only the last ones
         lines.append(
             join(
                 ("  ", ""),
