@@ -44,6 +44,8 @@ from ragtui.format.glossary import (
 )
 from ragtui.format.numbers import (
     interval,
+    middle_cut,
+    middle_cut_all,
     p_value,
     pts,
     pts_apart,
@@ -130,6 +132,8 @@ __all__ = [
     "method_name",
     "metric_cells",
     "metric_details",
+    "middle_cut",
+    "middle_cut_all",
     "new_failure_line",
     "noise_rule_line",
     "note_text",

@@ -45,6 +45,7 @@ COLUMNS = (
     "why",
 )
 
+METRIC_CELL = 28  # a longer metric name is cut in its middle (the line below says it whole)
 WHY_MIN = 16  # below this the why column keeps this width and the table scrolls sideways
 
 STYLES = {
@@ -108,6 +109,7 @@ class MetricTable(DataTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="cell", zebra_stripes=False)
         self.metric_names: list[str] = []
+        self._names: dict[str, str] = {}  # each metric as its cell shows it
         self.comparison: Comparison | None = None
         self._at: tuple[int, int] = (-1, -1)  # the (row, column) last announced
 
@@ -122,6 +124,7 @@ class MetricTable(DataTable):
         self.comparison = comparison
         self._at = (-1, -1)
         self.metric_names = [r.metric for r in comparison.metrics]
+        self._names = fmt.middle_cut_all(self.metric_names, METRIC_CELL)
         for r in comparison.metrics:
             shown = signed_pts(r.delta)
             delta_style = "green" if shown[0] == "+" else "red" if shown[0] == "-" else ""
@@ -170,10 +173,11 @@ class MetricTable(DataTable):
             self._require_update_dimensions = True
             self.refresh()
 
-    @staticmethod
-    def _metric_cell(metric: str, current: bool) -> Text:
-        """The metric cell; the current metric is marked, since a cell cursor lights one cell."""
-        return join(("▶ " if current else "  ", "bold"), (metric, "bold" if current else ""))
+    def _metric_cell(self, metric: str, current: bool) -> Text:
+        """The metric cell; the current metric is marked, since a cell cursor lights one cell.
+        A long name is cut in the middle, so the figures beside it stay on screen."""
+        shown = self._names.get(metric, metric)
+        return join(("▶ " if current else "  ", "bold"), (shown, "bold" if current else ""))
 
     def select_metric(self, metric: str) -> None:
         if metric in self.metric_names:
