@@ -71,6 +71,7 @@ from ragtui.format.text import (
 from ragtui.format.verdicts import (
     COMPARE_COLUMNS,
     HOLM_ACROSS_TABLE,
+    SHORT_VERDICTS,
     agreement_text,
     budget_text,
     errors_pair,
@@ -88,6 +89,7 @@ from ragtui.format.verdicts import (
     rule_text,
     scale_text,
     short_method,
+    short_verdict,
     verdict_label,
     verdict_reason,
 )
@@ -99,6 +101,7 @@ __all__ = [
     "GLOSSARY",
     "HOLM_ACROSS_TABLE",
     "RUNS_COLUMNS",
+    "SHORT_VERDICTS",
     "UNSAFE_RE2",
     "agreement_text",
     "attribution_line",
@@ -156,6 +159,7 @@ __all__ = [
     "short_metric",
     "short_metrics",
     "short_pts",
+    "short_verdict",
     "signed_pts",
     "stated_figure",
     "verdict_label",

@@ -30,16 +30,18 @@ from ragtui.core.verdict import (
 from ragtui.format import interval, p_value, pts, signed_pts
 from ragtui.tui.widgets.literal import join, lit
 
+# the CI before the error counts (mostly 0/0): at 80 columns it fits whole, where the edge
+# cut it to "[-2.6," beside a long verdict
 COLUMNS = (
     "metric",
     "verdict",
     "A",
     "B",
-    "err A/B",
     "Δ pts",
     "95% CI",
-    "method",
     "p adj",
+    "err A/B",
+    "method",
     "noise ±",
     "MDE",
     "why",
@@ -134,11 +136,11 @@ class MetricTable(DataTable):
                 verdict_text(r),
                 Text(pts(r.mean_a), justify="right"),
                 Text(pts(r.mean_b), justify="right"),
-                Text(errors, justify="right", style="" if errors == "0/0" else "yellow"),
                 Text(shown, style=delta_style, justify="right"),
                 Text(interval(r.ci_low, r.ci_high), justify="right"),
-                Text(fmt.short_method(r)),
                 Text(p_value(r.p_adj), justify="right"),
+                Text(errors, justify="right", style="" if errors == "0/0" else "yellow"),
+                Text(fmt.short_method(r)),
                 Text(pts(r.noise_floor), justify="right"),
                 Text(pts(r.mde), justify="right"),
                 self._why_cell(fmt.verdict_reason(r, comparison.margin), verdict_style(r)),
