@@ -79,7 +79,18 @@ class CompareScreen(FollowsTheFolder, Screen[None]):
             "f",
             "next_class",
             "class",
-            tooltip="Cycle the case-class filter: newly broken, newly fixed, flaky, stable…",
+            tooltip=(
+                "Cycle the case-class filter through the classes the metric's cases have "
+                "(newly broken, newly fixed, flaky, stable pass, stable fail, varies by config, "
+                "no history, unscored), then every case"
+            ),
+        ),
+        Binding(
+            "tab",
+            "app.focus_next",
+            "switch table",
+            show=False,
+            tooltip="Switch between the metric table and the case list (shift+tab: back)",
         ),
         Binding(
             "slash", "search", "filter", key_display="/", tooltip="Filter cases by id or question"
