@@ -468,3 +468,16 @@ async def test_at_80_columns_the_ci_is_whole(sample_copy, make_app) -> None:
         for r in c.metrics:
             row = next(x for x in lines if f" {r.metric} " in x)
             assert interval(r.ci_low, r.ci_high) in row, row
+
+
+async def test_the_case_list_gives_each_column_one_number_format(sample_copy, make_app) -> None:
+    """The case list mixed "87.5" and "75" in one column: one decimal throughout now."""
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await app.push_screen(CompareScreen("baseline-2026-11-02", "strict-v2-2026-11-16"))
+        await wait_ready(app, pilot)
+        table = app.screen.query_one("#case-table", FastTable)
+        for column in (1, 2, 3):  # A, B, Δ pts
+            cells = [str(table.get_row_at(i)[column]).strip() for i in range(table.row_count)]
+            assert all(re.fullmatch(r"[+-]?\d+\.\d", c) for c in cells), cells

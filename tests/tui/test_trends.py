@@ -307,3 +307,17 @@ async def test_the_first_frame_of_quality_against_cost_shows_whole_figures(
             line = next(x for x in first.splitlines() if cells[0].rstrip("…") in x)
             assert all(c in line for c in cells[1:]), (cells, line)
         assert any("1,168 ms" in x for x in screen_lines(app))
+
+
+async def test_the_cost_column_has_one_format(sample_copy, make_app) -> None:
+    """ "0.0000356" stood among 8-decimal costs: one number of decimals a column."""
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("t", "c")
+        await wait_ready(app, pilot)
+        table = app.screen.query_one("#trend-table", DataTable)
+        costs = [str(table.get_row_at(i)[-1]) for i in range(table.row_count)]
+        decimals = {len(c.partition(".")[2]) for c in costs if c != "—"}
+        assert len(decimals) == 1, costs
+        assert "0.00003560" in costs, costs

@@ -252,16 +252,17 @@ class TrendsScreen(FollowsTheFolder, Screen[None]):
 
     def _cost_table(self, table: DataTable, metric: str, points: list[CostPoint]) -> None:
         labels = [dot_label(i, p.label) for i, p in enumerate(points)]
+        figures = {
+            field: same_decimals([cost_figure(field, p.costs.get(field)) for p in points])
+            for field in COST_FIELDS
+        }
         rows = [
             [
                 Text(str(p.runs), justify="right"),
                 Text(pts(p.quality), justify="right"),
-                *(
-                    Text(cost_figure(field, p.costs.get(field)), justify="right")
-                    for field in COST_FIELDS
-                ),
+                *(Text(figures[field][i], justify="right") for field in COST_FIELDS),
             ]
-            for p in points
+            for i, p in enumerate(points)
         ]
         headers = fit_cost_columns(metric, labels, rows, self.size.width)
         keys = ["runs", "quality", *COST_FIELDS]
@@ -320,6 +321,25 @@ def fit_cost_columns(
             if label.cell_len > room:
                 label.truncate(room, overflow="ellipsis")
     return short
+
+
+def same_decimals(figures: list[str]) -> list[str]:
+    """A column's plain decimal figures given one number of decimals (trailing zeros added):
+    "0.0000356" among "0.00002581" reads as "0.00003560". Others ("—", "1,168 ms") stay."""
+
+    def decimals(figure: str) -> int | None:
+        whole, dot, fraction = figure.partition(".")
+        plain = whole.replace(",", "").lstrip("-").isdigit() and fraction.isdigit()
+        return len(fraction) if dot and plain else None
+
+    most = max((d for d in map(decimals, figures) if d is not None), default=None)
+    if most is None:
+        return figures
+    out = []
+    for figure in figures:
+        d = decimals(figure)
+        out.append(figure if d is None else figure + "0" * (most - d))
+    return out
 
 
 def dot_label(i: int, name: str) -> Text:
