@@ -49,6 +49,8 @@ from ragtui.format.glossary import (
 )
 from ragtui.format.numbers import (
     interval,
+    middle_cut,
+    middle_cut_all,
     p_value,
     pts,
     pts_apart,
@@ -74,6 +76,7 @@ from ragtui.format.text import (
 from ragtui.format.verdicts import (
     COMPARE_COLUMNS,
     HOLM_ACROSS_TABLE,
+    SHORT_VERDICTS,
     agreement_text,
     budget_text,
     errors_pair,
@@ -91,6 +94,7 @@ from ragtui.format.verdicts import (
     rule_text,
     scale_text,
     short_method,
+    short_verdict,
     verdict_label,
     verdict_reason,
 )
@@ -102,6 +106,7 @@ __all__ = [
     "GLOSSARY",
     "HOLM_ACROSS_TABLE",
     "RUNS_COLUMNS",
+    "SHORT_VERDICTS",
     "UNSAFE_RE2",
     "agreement_text",
     "attribution_line",
@@ -140,6 +145,8 @@ __all__ = [
     "metric_details",
     "metric_gap_text",
     "metric_noise_rule_text",
+    "middle_cut",
+    "middle_cut_all",
     "new_failure_line",
     "noise_rule_line",
     "note_text",
@@ -162,6 +169,7 @@ __all__ = [
     "short_metric",
     "short_metrics",
     "short_pts",
+    "short_verdict",
     "signed_pts",
     "stated_figure",
     "verdict_label",

@@ -108,21 +108,55 @@ def _abbreviate(name: str, keep: int) -> str:
     return " ".join(_ABBREVIATIONS.get(w.lower(), w[:keep]) for w in words) or name
 
 
+SHORT_METRIC_WIDTH = 16  # a metric's column header is at most this wide (then 20, 24: unique)
+
+
+def middle_cut(text: str, width: int) -> str:
+    """`text` in at most `width` characters, cut in the middle with "…": both ends stay, so
+    names that share a long prefix (case ids, metric names) still read apart by their ends."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    tail = width // 2  # the end (a number, a suffix) tells names apart most often
+    head = width - 1 - tail
+    return f"{text[:head].rstrip()}…{text[len(text) - tail :].lstrip()}"
+
+
+def middle_cut_all(names: Iterable[str], width: int) -> dict[str, str]:
+    """Each name cut in the middle to `width` (middle_cut), wider (by 8 at a time, up to
+    twice `width`) where two would read the same, else whole: names stay apart."""
+    names = list(dict.fromkeys(names))
+    for room in range(width, 2 * width + 1, 8):
+        cut = {n: middle_cut(n, room) for n in names}
+        if len(set(cut.values())) == len(cut):
+            return cut
+    return {n: n for n in names}
+
+
 def short_metrics(names: Iterable[str]) -> dict[str, str]:
     """Column headers for metrics, unique within the table: faithfulness -> faith,
     context_precision -> ctx prec. Names that would collide keep more of each word, and
-    at worst their full name, so two columns never read the same."""
+    at worst their full name, so two columns never read the same. A header is bounded in
+    width (SHORT_METRIC_WIDTH, cut in the middle, wider only to stay unique)."""
     names = list(dict.fromkeys(names))
     out: dict[str, str] = {}
     for keep in (5, 8, 12):
         out = {n: _abbreviate(n, keep) for n in names}
         if len(set(out.values())) == len(out):
-            return out
-    counts: dict[str, int] = {}
-    for short in out.values():
-        counts[short] = counts.get(short, 0) + 1
-    out = {n: (n if counts[s] > 1 else s) for n, s in out.items()}
-    return out if len(set(out.values())) == len(out) else {n: n for n in names}
+            break
+    else:
+        counts: dict[str, int] = {}
+        for short in out.values():
+            counts[short] = counts.get(short, 0) + 1
+        out = {n: (n if counts[s] > 1 else s) for n, s in out.items()}
+        if len(set(out.values())) != len(out):
+            out = {n: n for n in names}
+    for width in (SHORT_METRIC_WIDTH, SHORT_METRIC_WIDTH + 4, SHORT_METRIC_WIDTH + 8):
+        cut = {n: middle_cut(short, width) for n, short in out.items()}
+        if len(set(cut.values())) == len(cut):
+            return cut
+    return out
 
 
 def short_metric(name: str) -> str:

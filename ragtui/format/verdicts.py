@@ -82,6 +82,16 @@ def margin_pts(margin: float) -> str:
     return f"{margin * 100:g}"
 
 
+# a verdict's short form where a table is narrow (its line or legend says it in full)
+SHORT_VERDICTS = {"no meaningful change": "no change", "too few cases": "too few"}
+
+
+def short_verdict(label: str) -> str:
+    """ "no meaningful change" -> "no change", "too few cases" -> "too few"; others as they are
+    ("improved (< margin)" -> "improved (< margin)")."""
+    return SHORT_VERDICTS.get(label, label)
+
+
 def verdict_label(m: MetricResult) -> str:
     """The verdict as a table shows it: "improved", "improved (< margin)", "too few cases"."""
     word = str(m.verdict)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
+from textual.screen import Screen
 from textual.widget import Widget
 
 from ragtui.config import DEFAULT_MARGIN
@@ -74,6 +75,12 @@ class RagtuiApp(App[None]):
     def margin(self) -> float:
         """The practical margin (a fraction), from ragtui.toml, read once with the workspace."""
         return DEFAULT_MARGIN if self.workspace is None else self.workspace.margin
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Textual's palette commands, less its Quit: `q` quit is one of ragtui's own."""
+        for command in super().get_system_commands(screen):
+            if command.callback != self.action_quit:
+                yield command
 
     def notify(
         self,

@@ -106,6 +106,42 @@ async def test_the_palette_finds_an_action_by_any_word_of_its_name(history, make
             assert isinstance(app.screen, TrendsScreen), query
 
 
+async def test_the_palette_puts_a_command_named_as_typed_first(history, make_app) -> None:
+    """ "compare" then enter compares (not "mark B", whose help says "compared"); ragtui's copy
+    comes before Textual's "Copy selected text"; one Quit, ragtui's own."""
+    from textual.command import CommandList
+
+    from ragtui.tui.screens.compare import CompareScreen
+
+    app = make_app(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+
+        async def listed(query: str) -> list[str]:
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            await pilot.press(*query)
+            await pilot.pause(0.3)
+            options = app.screen.query_one(CommandList)
+            return [
+                str(options.get_option_at_index(i).prompt).splitlines()[0]
+                for i in range(options.option_count)
+            ]
+
+        copy = await listed("copy")
+        assert copy[0].startswith("copy: ") and "Copy selected text" in copy[1:], copy
+        await pilot.press("escape")
+        quits = [c for c in await listed("quit") if "quit" in c.casefold()]
+        assert quits == ["quit: Quit ragtui"], quits
+        await pilot.press("escape")
+        await pilot.press("a", "down", "down", "down", "b")
+        shown = await listed("compare")
+        assert shown[0].startswith("compare: "), shown
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, CompareScreen)
+
+
 async def test_run_names_and_ids_show_literally(tmp_path: Path, make_app) -> None:
     name = "[bold red]evil[/] \x1b]8;;http://x\x1b\\link"
     run = Run(

@@ -226,3 +226,66 @@ async def test_the_title_shows_b_as_the_mean_of_its_reruns_without_one_rerun_s_l
         await open_case(app, pilot, screen)
         title = screen_text(app).splitlines()[0]
         assert re.search(rf"→ B {round(mean * 100, 1):g}  1 / 1 in list", title), title
+
+
+async def test_the_page_keys_reach_the_whole_case_from_the_claims(sample_copy, make_app) -> None:
+    """With the focus on the claims list (as the case opens), ctrl+d, G, pgdn, end and space
+    moved in the list or did nothing: the judge reply, the class and the history below could
+    not be reached. They page the whole case now; j walks the claims, then the page."""
+    app = make_app(sample_copy)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = CaseScreen(
+            "strict-v2-2026-11-16",
+            ["refund-01", "refund-02"],
+            0,
+            other_run_id="baseline-2026-11-02",
+            metric="faithfulness",
+        )
+        await open_case(app, pilot, screen)
+        body = screen.query_one("#case-body")
+        claims = screen.query_one(ClaimsView)
+        assert app.focused is claims and body.max_scroll_y > 0
+
+        def history_on_screen() -> bool:
+            region = screen.query_one("#case-history").region
+            return bool(region.height) and body.region.contains_region(region)
+
+        for keys in (["G"], ["end"], ["ctrl+d"] * 6, ["pagedown"] * 6, ["space"] * 6):
+            await pilot.press("g")
+            await pilot.pause()
+            assert body.scroll_y == 0, keys
+            await pilot.press(*keys)
+            await pilot.pause()
+            assert body.scroll_y == body.max_scroll_y and history_on_screen(), keys
+            assert app.focused is claims, keys
+        await pilot.press("ctrl+u")
+        await pilot.pause()
+        assert body.scroll_y < body.max_scroll_y
+        await pilot.press("g")
+        await pilot.pause()
+        assert body.scroll_y == 0
+        # j walks the claims first, then the page below them
+        n = claims.option_count
+        for _ in range(n - 1):
+            await pilot.press("j")
+        await pilot.pause()
+        assert claims.highlighted == n - 1 and body.scroll_y == 0
+        await pilot.press("j", "j")
+        await pilot.pause()
+        assert claims.highlighted == n - 1 and body.scroll_y == 2
+        await pilot.press("k")
+        await pilot.pause()
+        assert claims.highlighted == n - 2
+
+
+async def test_the_history_says_it_lists_only_the_last_figures(sample_copy, make_app) -> None:
+    """ "this case in 14 runs" drew 14 points but listed 8 figures, as if those were all."""
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = CaseScreen("strict-v2-2026-11-16", ["refund-01"], 0)
+        await open_case(app, pilot, screen)
+        text = widget_text(screen.query_one("#case-history"))
+        runs = int(re.search(r"this case in (\d+) runs", text).group(1))  # type: ignore[union-attr]
+        assert runs > 8 and "figures: the last 8" in text, text
+        line = next(x for x in text.splitlines() if x.strip().startswith("faithfulness"))
+        assert "… " in line and len(line.split("…")[1].split()) == 8, line

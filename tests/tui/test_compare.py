@@ -13,7 +13,7 @@ from textual_fastdatatable import DataTable as FastTable
 from ragtui.tui.app import RagtuiApp
 from ragtui.tui.screens.case import CaseScreen
 from ragtui.tui.screens.compare import CompareScreen
-from ragtui.tui.widgets.metric_table import MetricTable
+from ragtui.tui.widgets.metric_table import COLUMNS, MetricTable
 from tests.tui.conftest import wait_ready, widget_text
 from tests.tui.history_b import WORST, screen_lines, screen_text, write_history
 
@@ -77,14 +77,14 @@ async def test_metric_table_verdicts_rule_line_and_warnings(folder, make_app) ->
         d = expected_deltas(path, ids, "small-generator", "faithfulness")
         delta = 100 * sum(d.values()) / len(d)
         assert faith[1] == "regressed"
-        assert faith[5] == f"{delta:+.1f}"
+        assert faith[COLUMNS.index("Δ pts")] == f"{delta:+.1f}"
         # A is the mean of 3 reruns (not binary per case), and some cases did not move
-        assert faith[7] == "score"
+        assert faith[COLUMNS.index("method")] == "score"
         # context_precision is untouched by construction: every delta is 0, and no change
         # observed is not evidence of no change: too few cases, never "no meaningful change"
         assert rows["context_precision"][1] == "too few cases"
-        assert rows["context_precision"][4] == "0/3"  # errors beside the means, A/B
-        assert rows["context_precision"][5] == "0.0"
+        assert rows["context_precision"][COLUMNS.index("err A/B")] == "0/3"  # errors, A/B
+        assert rows["context_precision"][COLUMNS.index("Δ pts")] == "0.0"
         assert re.search(
             r"reruns of A \(3 runs, \d+ cases\) differ by \d+\.\d points "
             r"\(rule of thumb: < 5, (within|above) it\)",
@@ -451,3 +451,33 @@ async def test_the_case_caption_keeps_its_count_at_narrow_widths(
                 break
         shown = screen.query_one("#case-table", FastTable).row_count
         assert "flaky" in caption() and caption().endswith(f"· {shown} of {total}"), caption()
+
+
+async def test_at_80_columns_the_ci_is_whole(sample_copy, make_app) -> None:
+    """At 80x24 the 95% CI was cut at the edge ("[-2.6,") beside "no meaningful change": it
+    comes before the error counts now, and shows whole."""
+    from ragtui.format import interval
+
+    app = make_app(sample_copy)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(app, pilot)
+        await app.push_screen(CompareScreen("baseline-2026-11-02", "strict-v2-2026-11-16"))
+        await wait_ready(app, pilot)
+        c = app.screen.query_one("#metric-table").comparison
+        lines = screen_lines(app)
+        for r in c.metrics:
+            row = next(x for x in lines if f" {r.metric} " in x)
+            assert interval(r.ci_low, r.ci_high) in row, row
+
+
+async def test_the_case_list_gives_each_column_one_number_format(sample_copy, make_app) -> None:
+    """The case list mixed "87.5" and "75" in one column: one decimal throughout now."""
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await app.push_screen(CompareScreen("baseline-2026-11-02", "strict-v2-2026-11-16"))
+        await wait_ready(app, pilot)
+        table = app.screen.query_one("#case-table", FastTable)
+        for column in (1, 2, 3):  # A, B, Δ pts
+            cells = [str(table.get_row_at(i)[column]).strip() for i in range(table.row_count)]
+            assert all(re.fullmatch(r"[+-]?\d+\.\d", c) for c in cells), cells

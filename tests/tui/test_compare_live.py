@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from textual_fastdatatable import DataTable as FastTable
 
-from ragtui.format import short_pts
+from ragtui.format import pts, short_pts
 from ragtui.tui.screens.case import CaseScreen
 from ragtui.tui.screens.compare import CompareScreen
-from ragtui.tui.widgets.metric_table import MetricTable
+from ragtui.tui.widgets.metric_table import COLUMNS, MetricTable
 from tests.tui import history_b, history_diag
 from tests.tui.conftest import wait_ready, widget_text
 from tests.tui.history_b import screen_text
@@ -51,8 +51,8 @@ async def test_case_shows_the_same_a_as_compare_with_each_rerun(reruns, make_app
         assert isinstance(compare, CompareScreen)
         await pilot.press("slash", *case)  # the case list, filtered to this case
         await wait_ready(app, pilot)
-        row = [str(v) for v in compare.query_one("#case-table", FastTable).get_row_at(0)]
-        assert row[:3] == [case, short_pts(mean), short_pts(b[case])]
+        row = [str(v).strip() for v in compare.query_one("#case-table", FastTable).get_row_at(0)]
+        assert row[:3] == [case, pts(mean), pts(b[case])]  # one decimal a column
         await pilot.press("enter", "enter")  # out of the filter box, then open the case
         await wait_ready(app, pilot)
         screen = app.screen
@@ -118,7 +118,8 @@ async def test_compare_offers_to_update_when_b_changes_on_disk(diag, make_app) -
         assert any("B changed on disk" in str(n.message) for n in app._notifications)
         # the figures on screen stay as they were until the user asks (Δ -12.5 by hand)
         row = screen.query_one(MetricTable).metric_names.index("faithfulness")
-        assert str(screen.query_one(MetricTable).get_row_at(row)[5]) == "-12.5"
+        delta = COLUMNS.index("Δ pts")
+        assert str(screen.query_one(MetricTable).get_row_at(row)[delta]) == "-12.5"
         await pilot.press("u")
         await wait_ready(app, pilot)
         assert "changed on disk" not in screen_text(app)

@@ -87,7 +87,7 @@ async def test_v_on_compare_opens_every_config_against_a(runs, make_app) -> None
         shown = {(r[0], r[1]): r[7] for r in got}
         for (n, m, _), p_adj in zip(tested, adjusted, strict=True):
             assert shown[(n, m)] == p_value(p_adj)
-        assert f"Holm over all {len(tested)} tests" in screen_text(app)
+        assert f"Holm over {len(tested)} tests" in screen_text(app)
         # a note about the base's own reruns is said once, not once per candidate
         notes = " ".join(widget_text(screen.query_one("#many-notes")).split())
         assert notes.count("rerun base-r2 of A is identical to base-r1") == 1
@@ -233,6 +233,45 @@ async def test_every_verdict_is_whole_on_screen_at_narrow_widths(
         assert len(body) >= 8
         for line, cells in zip(body, visible, strict=True):
             assert line.endswith(cells[-1]), line
+
+
+async def test_at_80_columns_verdicts_and_title_are_whole(sample_copy, make_app) -> None:
+    """At 80x24 the verdicts were cut ("no mea", "too fe", "regres", "inconc") and so was the
+    title. Verdicts take their short forms (said in full in the legend), then N and A (the
+    base's mean, the same on every row of a metric) give way: every verdict reads whole."""
+    from ragtui.format import SHORT_VERDICTS
+
+    app = make_app(sample_copy)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare_many(
+            "baseline-2026-11-02",
+            [
+                "strict-v2-2026-11-16",
+                "topk5-2026-11-09",
+                "small-gen-2026-11-19",
+                "bm25-2026-11-21",
+            ],
+        )
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareManyScreen)
+        lines = screen_lines(app)
+        assert lines[0].rstrip().endswith("tests"), lines[0]
+        words = {"improved", "regressed", "inconclusive", "no data", "not comparable"}
+        words |= set(SHORT_VERDICTS.values())
+        table = screen.query_one("#many-table", DataTable)
+        region = table.region
+        body = [
+            x[region.x : region.x + region.width - 2].rstrip()
+            for x in lines[region.y + 1 : region.y + region.height]
+        ]
+        body = [x for x in body if x.strip()]
+        assert len(body) >= 8
+        for line in body:
+            assert any(line.endswith(w) for w in words), line
+        notes = " ".join(screen_text(app).split())
+        assert "no change = no meaningful change" in notes
 
 
 async def open_listed(app, pilot, candidates: list[str]) -> CompareManyScreen:  # type: ignore[no-untyped-def]

@@ -204,7 +204,8 @@ async def test_each_verdict_column_is_explained_on_focus_and_hover(runs, make_ap
         table.move_cursor(column=0)
         table.scroll_home(animate=False)
         await pilot.pause()
-        x = sum(c.get_render_width(table) for c in list(table.columns.values())[:8]) + 1
+        before = COLUMNS.index("p adj")
+        x = sum(c.get_render_width(table) for c in list(table.columns.values())[:before]) + 1
         await pilot.hover(MetricTable, offset=(x, 0))
         await pilot.pause()
         assert table.tooltip == table.column_help("p adj")

@@ -109,3 +109,18 @@ async def test_help_scrolls_with_the_keys_it_lists(history, make_app) -> None:
         await pilot.press("ctrl+d")
         await pilot.pause()
         assert box.scroll_y > 2
+
+
+async def test_help_says_every_compare_key_whole(history, make_app) -> None:
+    """`f`'s line ended in "stable…" (the words themselves were cut), and `tab`, which
+    switches Compare's tables, was not listed."""
+    app = make_app(history)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        compare = " ".join(section_texts(app.screen)["Compare A vs B"].split())
+        assert "stable…" not in compare
+        assert "stable pass, stable fail, varies by config" in compare
+        assert "then every case" in compare
+        assert "tab Switch between the metric table and the case list" in compare

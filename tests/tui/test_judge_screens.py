@@ -454,3 +454,14 @@ async def test_noise_under_the_runs_own_judge_keeps_before_and_after_one_judge(
         text = screen_text(app)
         assert "verdict of the pending comparison, before → with the measured noise" in text
         assert "two judges" not in text and "whose own noise may differ" not in text
+
+
+def test_re_judge_and_noise_say_esc_alike() -> None:
+    """ "esc Back / stop" on Re-judge, "esc back / stop" on Noise."""
+    from ragtui.tui.screens.noise import NoiseScreen
+    from ragtui.tui.screens.rejudge import RejudgeRunScreen
+
+    def esc(cls: type) -> str:
+        return next(b.description for b in cls.BINDINGS if b.key == "escape")  # type: ignore[attr-defined]
+
+    assert esc(RejudgeRunScreen) == esc(NoiseScreen) == "back / stop"

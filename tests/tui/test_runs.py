@@ -745,3 +745,41 @@ def test_a_group_line_is_the_a_a_comparison_shows(tmp_path: Path) -> None:
         shown_a = compare_runs(store, "x1", "y1").metric("m").mean_a
     assert group.means["m"] == pytest.approx(by_hand) and shown_a == pytest.approx(by_hand)
     assert group.n_cases == 6
+
+
+async def test_one_run_is_said_in_the_singular_and_a_skipped_file_stays_said(
+    tmp_path: Path, make_app
+) -> None:
+    """ "1 runs in 1 configs"; and a broken file was only named in a toast that fades."""
+    from dataclasses import replace
+
+    from ragtui.core.runfile import write_run_file
+    from tests.tui.conftest import JUDGE, history_cases
+
+    folder = tmp_path / "runs"
+    run = Run(id="only", name="only", created_at="2026-11-30T00:00:00Z", judge=JUDGE)
+    write_run_file(folder / f"only{SUFFIX}", replace(run), history_cases(3, 0.8, seed=1))
+    (folder / f"broken{SUFFIX}").write_text('{"ragtui_run": 1, "id": 5}\n', encoding="utf-8")
+    app = make_app(folder)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_ready(app, pilot)
+        status = str(app.screen.query_one("#status").render())
+        assert "1 run in 1 config" in status and "1 runs" not in status, status
+        assert "1 file skipped" in status and "ragtui runs" in status, status
+
+
+async def test_in_an_empty_folder_every_run_key_says_no_run_is_highlighted(
+    tmp_path: Path, make_app
+) -> None:
+    """`e`, `n` and enter did nothing, silently, where `y` and `J` said so."""
+    (tmp_path / "empty").mkdir()
+    app = make_app(tmp_path / "empty")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_ready(app, pilot)
+        for key in ("e", "n", "enter", "J", "y"):
+            app.clear_notifications()
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, RunsScreen), key
+            said = [n.message for n in app._notifications]
+            assert "no run highlighted" in said, (key, said)

@@ -12,7 +12,7 @@ from textual_plotext import PlotextPlot
 from ragtui.core.runfile import SUFFIX
 from ragtui.tui.screens.runs import RunsScreen
 from ragtui.tui.screens.trends import TrendsScreen
-from tests.tui.conftest import wait_ready
+from tests.tui.conftest import wait_ready, widget_text
 
 
 def run_values(path, metric: str) -> list[float]:
@@ -272,3 +272,52 @@ async def test_the_cost_column_is_whole_at_narrow_widths(sample_copy, make_app, 
             cells = [str(c) for c in table.get_row_at(i)]
             line = next(x for x in shown if cells[0].rstrip("…") in x)
             assert all(c in line for c in cells[1:]), (cells, line)
+
+
+@pytest.mark.parametrize("size", [(100, 32), (80, 24)])
+async def test_the_first_frame_of_quality_against_cost_shows_whole_figures(
+    sample_copy, make_app, size
+) -> None:
+    """The first `c` on a fresh start showed '1,168 m' and a cost of '0.00' (the columns at
+    their headers' widths until the table measured its cells, and at times it stayed so until
+    `x` or a resize). The frame drawn with the rows already shows every figure whole."""
+    from tests.tui.history_b import screen_lines
+
+    app = make_app(sample_copy)
+    async with app.run_test(size=size) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("t")
+        await wait_ready(app, pilot)
+        screen = app.screen
+        table = screen.query_one("#trend-table", DataTable)
+        frames: list[str] = []
+        draw = screen._draw
+
+        def drawn(*args):  # type: ignore[no-untyped-def]
+            draw(*args)
+            frames.append(widget_text(table))  # before the table goes idle
+
+        screen._draw = drawn
+        await pilot.press("c")
+        await wait_ready(app, pilot)
+        assert frames, "the cost view was not drawn"
+        first = frames[-1]
+        for i in range(min(table.row_count, 5)):
+            cells = [str(c) for c in table.get_row_at(i)]
+            line = next(x for x in first.splitlines() if cells[0].rstrip("…") in x)
+            assert all(c in line for c in cells[1:]), (cells, line)
+        assert any("1,168 ms" in x for x in screen_lines(app))
+
+
+async def test_the_cost_column_has_one_format(sample_copy, make_app) -> None:
+    """ "0.0000356" stood among 8-decimal costs: one number of decimals a column."""
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("t", "c")
+        await wait_ready(app, pilot)
+        table = app.screen.query_one("#trend-table", DataTable)
+        costs = [str(table.get_row_at(i)[-1]) for i in range(table.row_count)]
+        decimals = {len(c.partition(".")[2]) for c in costs if c != "—"}
+        assert len(decimals) == 1, costs
+        assert "0.00003560" in costs, costs

@@ -47,13 +47,14 @@ from ragtui.tui.widgets.case_panels import (
     history_text,
     judge_text,
     scores_table,
-    title_text,
+    title_parts,
 )
 from ragtui.tui.widgets.chunks_view import ChunksView
 from ragtui.tui.widgets.claims_view import ClaimsView
 from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.literal import join, lit
 from ragtui.tui.widgets.stale_line import REFRESH_KEY, FollowsTheFolder, StaleLine, changed_sides
+from ragtui.tui.widgets.title_bar import FittedLine
 
 
 class CaseScreen(FollowsTheFolder, Screen[None]):
@@ -91,6 +92,38 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
             "refresh_runs",
             "update",
             tooltip="Read the runs again after they changed on disk",
+        ),
+        # The page keys move over the whole case, wherever the focus is: the judge reply, the
+        # class and the history lie below the claims list, which holds the focus (j / k and
+        # the arrows walk the claims, then go on down or up the page past either end).
+        *(
+            Binding(
+                keys,
+                f"page('{move}')",
+                description,
+                key_display=shown,
+                show=False,
+                priority=True,  # before the claims list's own pgdn / pgup / home / end
+                tooltip=tip,
+            )
+            for keys, move, description, shown, tip in (
+                (
+                    "ctrl+d,pagedown,space",
+                    "page_down",
+                    "page down",
+                    "ctrl+d pgdn space",
+                    "Page down the whole case (j / k walk the claims, then the page)",
+                ),
+                ("ctrl+u,pageup", "page_up", "page up", "ctrl+u pgup", "Page up the whole case"),
+                ("g,home", "top", "top", "g home", "To the top of the case"),
+                (
+                    "G,end",
+                    "bottom",
+                    "bottom",
+                    "G end",
+                    "To the bottom of the case: judge reply, class, history",
+                ),
+            )
         ),
     ]
 
@@ -156,7 +189,7 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
         self._focused_once = False
 
     def compose(self) -> ComposeResult:
-        yield Static(id="case-title", classes="screen-title", markup=False)
+        yield FittedLine(id="case-title", classes="screen-title")
         yield StaleLine(id="case-stale", markup=False)
         with VerticalScroll(id="case-body"):
             yield Static(id="case-question", markup=False)
@@ -177,9 +210,7 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
 
     def on_mount(self) -> None:
         if not self.case_ids:  # an empty list (a filter that matched nothing): nothing to show
-            self.query_one("#case-title", Static).update(
-                Text("ragtui · Case  (no case in the list)")
-            )
+            self.query_one("#case-title", FittedLine).update("ragtui · Case  (no case in the list)")
             return
         self.load()
 
@@ -409,8 +440,10 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
     def _show_scores(self) -> None:
         d = self.data
         assert d is not None
-        table = scores_table(d, self.metric, self.classes_of_case, self.diagnosis)
-        self.query_one("#case-scores", Static).update(table)
+        box = self.query_one("#case-scores", Static)
+        width = box.content_size.width or self.size.width - 4
+        table = scores_table(d, self.metric, self.classes_of_case, self.diagnosis, width)
+        box.update(table)
         self._show_judge()
         self.query_one("#case-history", Static).update(history_text(d.history, self.metric))
 
@@ -423,8 +456,13 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
         self.query_one("#case-judge", Static).update(judge_text(run, case, self.metric or ""))
 
     def _refresh_title(self) -> None:
-        title = title_text(self.case_id, self.data, self.metric, self.index, len(self.case_ids))
-        self.query_one("#case-title", Static).update(title)
+        title = title_parts(self.case_id, self.data, self.metric, self.index, len(self.case_ids))
+        self.query_one("#case-title", FittedLine).update(*title)
+
+    def on_resize(self) -> None:
+        # the scores table is fitted to the width (names cut, never figures): fit it again
+        if self.data is not None:
+            self._show_scores()
 
     # ------------------------------------------------------------ events and actions
 
@@ -449,6 +487,17 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
         if action == "switch_side":
             return bool(self.other_run_id)  # one run: no B to switch to (tab moves the focus)
         return super().check_action(action, parameters)
+
+    def action_page(self, move: str) -> None:
+        body = self.query_one("#case-body", VerticalScroll)
+        if move == "top":
+            body.scroll_home(animate=False)
+        elif move == "bottom":
+            body.scroll_end(animate=False)
+        elif move == "page_down":
+            body.scroll_page_down(animate=False)
+        else:
+            body.scroll_page_up(animate=False)
 
     def action_step(self, delta: int) -> None:
         target = self.index + delta

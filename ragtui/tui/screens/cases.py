@@ -154,7 +154,7 @@ class CaseListScreen(FollowsTheFolder, Screen[None]):
             name = store.run(self.run_id).name
             total = store.case_count(self.run_id)
             table, metrics = case_table(store, self.run_id, FIRST_PAGE)
-            backend = measured_backend(table)
+            backend = measured_backend(table, self._cell_width())
         except Exception as err:  # e.g. the run file deleted meanwhile; never ends the app
             self.app.call_from_thread(self._failed, str(err))
             return
@@ -226,6 +226,10 @@ class CaseListScreen(FollowsTheFolder, Screen[None]):
 
     # ------------------------------------------------------------ showing a table
 
+    def _cell_width(self) -> int:
+        """The widest a column of the grid is shown (a case id longer is cut in its middle)."""
+        return max(20, min(80, self.size.width // 3))
+
     async def _show(self, table: pa.Table, backend: ArrowBackend) -> None:
         """Swap in a fresh table widget (fastdatatable tables are immutable by design); the
         cursor stays on the same case when it is still shown."""
@@ -248,7 +252,7 @@ class CaseListScreen(FollowsTheFolder, Screen[None]):
             cursor_type="row",
             render_markup=False,
             null_rep="—",
-            max_column_content_width=max(20, min(80, self.size.width // 3)),
+            max_column_content_width=self._cell_width(),
             show_row_labels=False,
             id="cases",
         )
@@ -343,7 +347,7 @@ class CaseListScreen(FollowsTheFolder, Screen[None]):
             return
         try:
             table = sort_table(filter_table(full, needle), metric)
-            backend = measured_backend(table)
+            backend = measured_backend(table, self._cell_width())
         except Exception as err:  # a worker reports its failure; it never ends the app
             self.app.call_from_thread(self._failed, str(err))
             return

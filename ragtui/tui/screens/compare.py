@@ -44,9 +44,10 @@ from ragtui.tui.widgets.case_table import (
 )
 from ragtui.tui.widgets.delta_histogram import DeltaHistogram
 from ragtui.tui.widgets.key_bar import KeyBar
-from ragtui.tui.widgets.literal import join, lit
+from ragtui.tui.widgets.literal import lit
 from ragtui.tui.widgets.metric_table import MetricTable, diagnosis_lines, metrics_table, notes
 from ragtui.tui.widgets.stale_line import REFRESH_KEY, FollowsTheFolder, StaleLine, changed_sides
+from ragtui.tui.widgets.title_bar import FittedLine, Name
 
 
 class CompareScreen(FollowsTheFolder, Screen[None]):
@@ -78,7 +79,18 @@ class CompareScreen(FollowsTheFolder, Screen[None]):
             "f",
             "next_class",
             "class",
-            tooltip="Cycle the case-class filter: newly broken, newly fixed, flaky, stable…",
+            tooltip=(
+                "Cycle the case-class filter through the classes the metric's cases have "
+                "(newly broken, newly fixed, flaky, stable pass, stable fail, varies by config, "
+                "no history, unscored), then every case"
+            ),
+        ),
+        Binding(
+            "tab",
+            "app.focus_next",
+            "switch table",
+            show=False,
+            tooltip="Switch between the metric table and the case list (shift+tab: back)",
         ),
         Binding(
             "slash", "search", "filter", key_display="/", tooltip="Filter cases by id or question"
@@ -165,7 +177,7 @@ class CompareScreen(FollowsTheFolder, Screen[None]):
         self._finding = False  # `v`: the candidates are being looked up
 
     def compose(self) -> ComposeResult:
-        yield Static(self._title(), id="compare-title", classes="screen-title", markup=False)
+        yield FittedLine(*self._title(), id="compare-title", classes="screen-title")
         yield StaleLine(id="compare-stale", markup=False)
         with Vertical(id="compare-body"):
             yield MetricTable(id="metric-table")
@@ -177,20 +189,21 @@ class CompareScreen(FollowsTheFolder, Screen[None]):
                 yield CaseList(id="case-pane")
         yield KeyBar()
 
-    def _title(self, c: Comparison | None = None) -> Text:
+    def _title(self, c: Comparison | None = None) -> list[str | tuple[str, str] | Name]:
+        """The title's parts: the run names give way (cut in the middle) before the rest."""
         a_name = self.a_run_id if c is None else c.run_a.name
         b_name = self.b_run_id if c is None else c.run_b.name
         reruns_a = "" if c is None or len(c.reruns_a) < 2 else f" ({len(c.reruns_a)} reruns)"
         reruns_b = "" if c is None or len(c.reruns_b) < 2 else f" ({len(c.reruns_b)} reruns)"
-        return join(
+        return [
             ("ragtui · Compare  ", "bold"),
             "A ",
-            (a_name, "bold"),
+            Name(a_name),
             reruns_a,
             "  vs  B ",
-            (b_name, "bold"),
+            Name(b_name),
             reruns_b,
-        )
+        ]
 
     def on_mount(self) -> None:
         self.query_one("#compare-body").loading = True
@@ -312,7 +325,7 @@ class CompareScreen(FollowsTheFolder, Screen[None]):
         self.comparison, self.all_cases, self.diagnosis = c, message.cases, None
         with self._paired_lock:
             self._paired = None
-        self.query_one("#compare-title", Static).update(self._title(c))
+        self.query_one("#compare-title", FittedLine).update(*self._title(c))
         self.query_one("#compare-body").loading = False
         table = self.query_one(MetricTable)
         table.show(c)

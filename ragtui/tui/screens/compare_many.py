@@ -12,6 +12,7 @@ Runs), the list is the user's and stays.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 import pyarrow as pa
@@ -37,6 +38,7 @@ from ragtui.format import (
     printable,
     pts,
     short_metrics,
+    short_verdict,
     signed_pts,
 )
 from ragtui.services import comparing
@@ -52,6 +54,7 @@ from ragtui.tui.widgets.stale_line import (
     StaleLine,
     changed_sides,
 )
+from ragtui.tui.widgets.title_bar import FittedLine, Name
 
 COLUMNS = ("candidate", "metric", "N", "A", "B", "Δ pts", "95% CI", "p adj", "verdict")
 # the orders `s` cycles through: (name, sort key over a cell and its candidate's position)
@@ -121,8 +124,8 @@ def markdown_table(m: MultiComparison, cells: list[Cell]) -> str:
 NAME_MIN = 12  # candidate names are not cut below this (the table scrolls instead)
 
 
-def _add_columns(table: DataTable[Text]) -> None:
-    for name in COLUMNS:
+def _add_columns(table: DataTable[Text], shown: Sequence[str] = COLUMNS) -> None:
+    for name in shown:
         left = name in ("candidate", "metric", "verdict")
         table.add_column(Text(name, justify="left" if left else "right"), key=name)
 
@@ -148,14 +151,26 @@ def _texts(c: Cell, name: str) -> list[Text]:
     ]
 
 
-def _fit(rows: list[list[Text]], cells: list[Cell], width: int) -> dict[str, str]:
+# where the figures do not fit, these columns go first, in this order: A (the base's mean,
+# the same on every row of a metric) and N (the cases, the same on most rows)
+DROPPABLE = ("N", "A")
+
+
+def _fit(rows: list[list[Text]], cells: list[Cell], width: int) -> tuple[dict[str, str], list[str]]:
     """Fit the rows to `width` columns, in place: metric names shortened (unique within the
     table) where the full ones do not fit, then candidate names cut with an ellipsis (down to
-    NAME_MIN), never a figure or a verdict: a verdict cut at the edge ("no meaningful cha") is
-    half a word. Returns the short names used (metric -> short), for a legend."""
+    NAME_MIN), then the verdicts in their short forms ("no change", "too few"), then the
+    columns N and A left out; never a figure cut, nor a verdict: one cut at the edge ("no
+    mea", "too fe") is half a word. Returns the short metric names used (metric -> short),
+    for a legend, and the columns shown."""
+    shown = list(COLUMNS)
 
     def needed(rows: list[list[Text]]) -> int:
-        widest = [max([len(h), *(r[i].cell_len for r in rows)]) for i, h in enumerate(COLUMNS)]
+        widest = [
+            max([len(h), *(r[i].cell_len for r in rows)])
+            for i, h in enumerate(COLUMNS)
+            if h in shown
+        ]
         return sum(w + 2 for w in widest) + 2  # a cell's padding; room for a scrollbar
 
     short: dict[str, str] = {}
@@ -170,7 +185,14 @@ def _fit(rows: list[list[Text]], cells: list[Cell], width: int) -> dict[str, str
         for r in rows:
             if r[0].cell_len > room:
                 r[0].truncate(room, overflow="ellipsis")
-    return {m: s for m, s in short.items() if s != m}
+    if rows and needed(rows) > width:
+        verdict = COLUMNS.index("verdict")
+        for r in rows:
+            r[verdict] = Text(short_verdict(r[verdict].plain), style=r[verdict].style)
+    for column in DROPPABLE:
+        if rows and needed(rows) > width:
+            shown.remove(column)
+    return {m: s for m, s in short.items() if s != m}, shown
 
 
 class CompareManyScreen(FollowsTheFolder, Screen[None]):
@@ -220,9 +242,10 @@ class CompareManyScreen(FollowsTheFolder, Screen[None]):
         self.base, self.candidates = base, list(candidates)
         self.all_configs = all_configs  # the candidates are "every other config" (`v`)
         self.rows: list[Cell] = []
+        self.shown_columns: list[str] = list(COLUMNS)  # less N and A where too narrow
 
     def compose(self) -> ComposeResult:
-        yield Static(self._title(), id="many-title", classes="screen-title", markup=False)
+        yield FittedLine(*self._title(), id="many-title", classes="screen-title")
         yield StaleLine(id="many-stale", markup=False)
         with Vertical(id="many-body"):
             yield Static(id="many-caption", markup=False)
@@ -230,18 +253,17 @@ class CompareManyScreen(FollowsTheFolder, Screen[None]):
             yield Static(id="many-notes", markup=False)
         yield KeyBar()
 
-    def _title(self, m: MultiComparison | None = None) -> Text:
+    def _title(self, m: MultiComparison | None = None) -> list[str | tuple[str, str] | Name]:
+        """The title's parts: the base's name gives way (cut in the middle) before the rest."""
         base = self.base if m is None else m.base_name
         n = len(self.candidates)
-        tests = (
-            "" if m is None else f" · Holm over all {sum(c.p is not None for c in m.cells)} tests"
-        )
-        return join(
+        tests = "" if m is None else f" · Holm over {sum(c.p is not None for c in m.cells)} tests"
+        return [
             ("ragtui · Compare many  ", "bold"),
             "base ",
-            (base, "bold"),
+            Name(base),
             f"  vs  {n} candidate{'s' if n != 1 else ''}{tests}",
-        )
+        ]
 
     def on_mount(self) -> None:
         _add_columns(self.query_one("#many-table", DataTable))
@@ -296,7 +318,7 @@ class CompareManyScreen(FollowsTheFolder, Screen[None]):
         self.candidates = list(message.result.candidates)
         self.result = message.result
         self.query_one("#many-body").loading = False
-        self.query_one("#many-title", Static).update(self._title(message.result))
+        self.query_one("#many-title", FittedLine).update(*self._title(message.result))
         self._fill()
         self.query_one("#many-table", DataTable).focus()
 
@@ -340,13 +362,25 @@ class CompareManyScreen(FollowsTheFolder, Screen[None]):
         table = self.query_one("#many-table", DataTable)
         names = dict(zip(m.candidates, m.names, strict=True))
         table.clear(columns=True)  # a column keeps the widest cell it ever held: start anew
-        _add_columns(table)
         self.rows = sorted_cells(m, self.order, self.metric)
         rows = [_texts(c, names[c.candidate]) for c in self.rows]
-        short = _fit(rows, self.rows, self.size.width)
+        short, self.shown_columns = _fit(rows, self.rows, self.size.width)
+        _add_columns(table, self.shown_columns)
+        keep = [i for i, name in enumerate(COLUMNS) if name in self.shown_columns]
         for cells in rows:
-            table.add_row(*cells)
+            table.add_row(*(cells[i] for i in keep))
         legend = ", ".join(f"{s} = {name}" for name, s in short.items())
+        # the verdicts shown in their short form, said in full in the legend
+        shortened = sorted(
+            {c.verdict for r, c in zip(rows, self.rows, strict=True) if r[-1].plain != c.verdict}
+        )
+        if shortened:
+            words = ", ".join(f"{short_verdict(v)} = {v}" for v in shortened)
+            legend = f"{legend}, {words}" if legend else words
+        left_out = [c for c in COLUMNS if c not in self.shown_columns]
+        if left_out:
+            said = " and ".join(left_out)
+            legend = f"{legend} · {said} left out: too narrow" if legend else f"{said} left out"
         notes = [
             lit(
                 f"each cell: the candidate against the base on one metric; {HOLM_ACROSS_TABLE}"
@@ -373,7 +407,7 @@ class CompareManyScreen(FollowsTheFolder, Screen[None]):
 
     @on(DataTable.HeaderSelected, "#many-table")
     def _header(self, event: DataTable.HeaderSelected) -> None:
-        name = COLUMNS[event.column_index]
+        name = self.shown_columns[event.column_index]
         if name == "Δ pts":
             self.order = "Δ, worst first" if self.order != "Δ, worst first" else "Δ, best first"
         else:

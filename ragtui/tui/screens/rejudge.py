@@ -168,7 +168,9 @@ class RejudgeRunScreen(JudgeBatch, Screen[None]):
     """Re-judge a whole run: pick a judge, see what it will cost in calls, start, watch the
     progress; then Compare parent vs re-judged opens."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Back / stop")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "back / stop", tooltip="Back; stops a running re-judge")
+    ]
 
     running: var[bool] = var(False)
 

@@ -27,7 +27,7 @@ from ragtui.core.costs import RunCosts, bounded_costs
 from ragtui.core.runfile import SUFFIX
 from ragtui.core.store import RunRow as IndexedRun
 from ragtui.core.store import Store
-from ragtui.format import printable
+from ragtui.format import plural, printable
 from ragtui.tui.messages import RunsChanged
 from ragtui.tui.widgets.export_dialog import ExportRequest
 from ragtui.tui.widgets.exporting import export_and_tell
@@ -282,11 +282,21 @@ class RunsScreen(Screen[None]):
             message = self._summary()
         self.query_one("#status", Static).update(message)
 
+    def _skipped(self, out: Text) -> None:
+        """The run files the folder holds but could not read, while they are there (the
+        toast that named them fades): how many, and where to read why."""
+        store = self.ragtui.store
+        n = len(store.problems) if store is not None else 0
+        if n:
+            out.append(f" · {plural(n, 'file')} skipped", style="bold yellow")
+            out.append(" (`ragtui runs` says why)", style="dim")
+
     def _summary(self) -> Text:
         out = Text(no_wrap=True, overflow="ellipsis")
         model = self.model
         if model is None or not model.runs:
             out.append(f"no run files (*{SUFFIX}) in this folder", style="bold")
+            self._skipped(out)
             out.append(" · `ragtui import FILE` brings results in; r re-scans", style="dim")
             return out
         runs = len(model.runs)
@@ -309,8 +319,9 @@ class RunsScreen(Screen[None]):
             out.append("—", style="dim")
         out.append("   ")
         groups = len({line.group for line in model.lines})
-        count = f"{shown} of {runs} runs" if self.needle else f"{runs} runs"
-        out.append(f"{count} in {groups} configs", style="dim")
+        count = f"{shown} of {plural(runs, 'run')}" if self.needle else plural(runs, "run")
+        out.append(f"{count} in {plural(groups, 'config')}", style="dim")
+        self._skipped(out)
         if self.needle:  # before the legend, so a narrow terminal still shows it
             out.append(" · filter: ", style="dim")
             out.append(printable(self.needle), style="bold")
@@ -389,17 +400,24 @@ class RunsScreen(Screen[None]):
         if isinstance(self.focused, Input):
             self.table.focus()  # enter in the filter box ends filtering
             return
-        run_id = self.table.highlighted_run
+        run_id = self._highlighted_or_said()
         if run_id is not None:
             self.ragtui.open_cases(run_id)
 
-    def action_rejudge_run(self) -> None:
+    def _highlighted_or_said(self) -> str | None:
+        """The highlighted run; None, said, where there is none (an empty folder)."""
         run_id = self.table.highlighted_run
+        if run_id is None:
+            self.notify("no run highlighted", severity="warning")
+        return run_id
+
+    def action_rejudge_run(self) -> None:
+        run_id = self._highlighted_or_said()
         if run_id is not None:
             self.ragtui.open_rejudge_run(run_id)
 
     def action_noise(self) -> None:
-        run_id = self.table.highlighted_run
+        run_id = self._highlighted_or_said()
         if run_id is not None:
             against = self.candidates[0] if self.candidates else None
             self.ragtui.open_noise(run_id, against=against)
@@ -444,6 +462,9 @@ class RunsScreen(Screen[None]):
             return
         lines = list(self.table.shown)
         model = self.model
+        if not model.runs:
+            self.notify("no run highlighted", severity="warning")
+            return
 
         def chosen(request: ExportRequest | None) -> None:
             if request is not None:

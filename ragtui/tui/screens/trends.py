@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -227,47 +228,45 @@ class TrendsScreen(FollowsTheFolder, Screen[None]):
             return
         self.query_one(TrendPlot).draw(printable(metric), series)
         labels = [dot_label(i, one.name) for i, one in enumerate(series)]
-        table.add_column("config", key="config", width=_width("config", labels))
-        for label in ("runs", "latest", "95% CI", "rerun spread", "worst 10%", "errors"):
-            table.add_column(label, key=label)
-        table.add_column("config key", key="config key")
-        for i, one in enumerate(series):
+        rows = []
+        for one in series:
             last = one.points[-1]
-            label = labels[i]  # the config key has its own column here
             ci = "—" if last.ci_low is None else f"[{pts(last.ci_low)}, {pts(last.ci_high)}]"
             latest = pts(last.mean) + (" (stated)" if last.stated else "")
             spread = one.spread
             errors = sum(p.n_errors for p in one.points)
-            table.add_row(
-                label,
-                Text(str(len(one.points)), justify="right"),
-                Text(latest, justify="right"),
-                Text(ci, justify="right"),
-                Text("—" if spread is None else f"{100 * spread:.1f} pts", justify="right"),
-                Text(pts(last.bottom), justify="right"),
-                Text(str(errors) if errors else "", style="bold red", justify="right"),
-                Text(printable(one.config_key), style="dim"),
+            rows.append(
+                [
+                    Text(str(len(one.points)), justify="right"),
+                    Text(latest, justify="right"),
+                    Text(ci, justify="right"),
+                    Text("—" if spread is None else f"{100 * spread:.1f} pts", justify="right"),
+                    Text(pts(last.bottom), justify="right"),
+                    Text(str(errors) if errors else "", style="bold red", justify="right"),
+                    Text(printable(one.config_key), style="dim"),
+                ]
             )
+        headers = ("runs", "latest", "95% CI", "rerun spread", "worst 10%", "errors")
+        # the config key has its own column here
+        _fill(table, labels, [*headers, "config key"], [*headers, "config key"], rows)
 
     def _cost_table(self, table: DataTable, metric: str, points: list[CostPoint]) -> None:
         labels = [dot_label(i, p.label) for i, p in enumerate(points)]
+        figures = {
+            field: same_decimals([cost_figure(field, p.costs.get(field)) for p in points])
+            for field in COST_FIELDS
+        }
         rows = [
             [
                 Text(str(p.runs), justify="right"),
                 Text(pts(p.quality), justify="right"),
-                *(
-                    Text(cost_figure(field, p.costs.get(field)), justify="right")
-                    for field in COST_FIELDS
-                ),
+                *(Text(figures[field][i], justify="right") for field in COST_FIELDS),
             ]
-            for p in points
+            for i, p in enumerate(points)
         ]
         headers = fit_cost_columns(metric, labels, rows, self.size.width)
-        table.add_column("config", key="config", width=_width("config", labels))
-        for key, header in zip(("runs", "quality", *COST_FIELDS), headers, strict=True):
-            table.add_column(Text(printable(header)), key=key)
-        for label, cells in zip(labels, rows, strict=True):
-            table.add_row(label, *cells)
+        keys = ["runs", "quality", *COST_FIELDS]
+        _fill(table, labels, keys, [printable(h) for h in headers], rows)
 
     def on_resize(self) -> None:
         # the cost table is fitted to the width: fit it again
@@ -324,6 +323,25 @@ def fit_cost_columns(
     return short
 
 
+def same_decimals(figures: list[str]) -> list[str]:
+    """A column's plain decimal figures given one number of decimals (trailing zeros added):
+    "0.0000356" among "0.00002581" reads as "0.00003560". Others ("—", "1,168 ms") stay."""
+
+    def decimals(figure: str) -> int | None:
+        whole, dot, fraction = figure.partition(".")
+        plain = whole.replace(",", "").lstrip("-").isdigit() and fraction.isdigit()
+        return len(fraction) if dot and plain else None
+
+    most = max((d for d in map(decimals, figures) if d is not None), default=None)
+    if most is None:
+        return figures
+    out = []
+    for figure in figures:
+        d = decimals(figure)
+        out.append(figure if d is None else figure + "0" * (most - d))
+    return out
+
+
 def dot_label(i: int, name: str) -> Text:
     """A config's name after the dot of its colour on the plot."""
     label = Text("● ", style=rich_color(i))
@@ -331,7 +349,25 @@ def dot_label(i: int, name: str) -> Text:
     return label
 
 
+def _fill(
+    table: DataTable,
+    labels: list[Text],
+    keys: list[str],
+    headers: list[str],
+    rows: list[list[Text]],
+) -> None:
+    """The config column, then one column per header, each as wide as its widest cell, then
+    the rows. Widths are given, not left to the table to measure when it goes idle: a first
+    frame drawn before that measure kept the header's width on screen ('1,168 m' for
+    '1,168 ms', a cost of 0.00002581 shown as '0.00') until a key or a resize redrew it."""
+    table.add_column("config", key="config", width=_width("config", labels))
+    for i, (key, header) in enumerate(zip(keys, headers, strict=True)):
+        table.add_column(Text(header), key=key, width=_width(header, [r[i] for r in rows]))
+    for label, cells in zip(labels, rows, strict=True):
+        table.add_row(label, *cells)
+
+
 def _width(header: str, cells: list[Text]) -> int:
-    """The config column sized to its names (measured, it was at times left at the header's
-    width after a view switch: '● stri' for strict-prompt)."""
-    return max([len(header), *(c.cell_len for c in cells)])
+    """A column sized to its header and cells (measured, it was at times left at the
+    header's width after a view switch: '● stri' for strict-prompt)."""
+    return max([cell_len(header), *(c.cell_len for c in cells)])

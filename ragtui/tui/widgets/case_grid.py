@@ -53,6 +53,23 @@ def literal_column(column: pa.ChunkedArray) -> pa.ChunkedArray | pa.Array:
     return pa.array(values, pa.string())
 
 
+def middle_cut_column(column: pa.ChunkedArray, width: int) -> pa.ChunkedArray:
+    """The values longer than `width` characters cut in the middle with "…" (as
+    format.middle_cut), in Arrow: a run of a million cases is not cut value by value."""
+    lengths = pc.utf8_length(column)
+    long = pc.fill_null(pc.greater(lengths, width), False)
+    if width < 3 or not pc.any(long).as_py():
+        return column
+    tail = width // 2
+    head = width - 1 - tail
+    cut = pc.binary_join_element_wise(
+        pc.utf8_slice_codeunits(column, 0, head),
+        pc.utf8_slice_codeunits(column, -tail),
+        "…",
+    )
+    return pc.if_else(long, cut, column)
+
+
 def filter_table(table: pa.Table, needle: str) -> pa.Table:
     """Rows whose case id, question or answer contain `needle` (case-insensitive)."""
     if not needle:
@@ -100,10 +117,17 @@ class CaseBackend(ArrowBackend):
         return int(pc.max(pc.if_else(odd, pc.multiply(chars, 2), chars)).as_py() or 0)
 
 
-def measured_backend(table: pa.Table) -> ArrowBackend:
+def measured_backend(table: pa.Table, case_width: int | None = None) -> ArrowBackend:
     """A backend whose column widths are measured now: callers do it in a worker and the UI
-    thread only mounts the finished table."""
-    backend = CaseBackend(table.drop_columns([RAW_ID]))
+    thread only mounts the finished table. `case_width`: longer case ids are cut in the middle
+    to it (shown only: filter, sort, open and export keep the whole id), so ids that share a
+    long prefix still read apart by their ends, where the table would cut them all to that
+    prefix."""
+    shown = table.drop_columns([RAW_ID])
+    if case_width is not None:
+        index = shown.schema.get_field_index("case")
+        shown = shown.set_column(index, "case", middle_cut_column(shown.column("case"), case_width))
+    backend = CaseBackend(shown)
     backend.render_markup = False  # as the widget will set it: widths are measured literally
     _ = backend.column_content_widths  # computed once and cached by the backend
     return backend

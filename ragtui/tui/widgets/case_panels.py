@@ -20,6 +20,7 @@ from ragtui.format import (
     attribution_text,
     case_class_text,
     case_retrieval_text,
+    middle_cut,
     printable,
     short_pts,
     signed_pts,
@@ -27,6 +28,7 @@ from ragtui.format import (
 from ragtui.tui.case_data import CaseData, metrics_of, raw_value
 from ragtui.tui.widgets.case_diff import claim_changes_text
 from ragtui.tui.widgets.literal import join, lit
+from ragtui.tui.widgets.title_bar import NAME_MIN, Name
 
 SPARK = "▁▂▃▄▅▆▇█"
 CLASS_STYLES = {
@@ -50,40 +52,64 @@ def scores_table(
     metric: str | None,
     classes: Sequence[CaseClass],
     diagnosis: CaseDiagnosis | None,
+    width: int | None = None,
 ) -> Table:
     """Per metric: A (the comparison's: A's reruns' mean, each rerun beside it), B, Δ, the
-    case's class and, where it fell, its stage."""
+    case's class and, where it fell, its stage. Fitted to `width`: long metric names are cut
+    in the middle (their distinct ends stay), never a figure (left to the table, every
+    column shrank alike: "63…  4…  -20…")."""
     by_class = {c.metric: c for c in classes}
     stages = {a.metric: a for a in diagnosis.attributions} if diagnosis else {}
-    table = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
-    table.add_column("metric", no_wrap=True)
-    if d.other_run is not None:
-        table.add_column("A", justify="right", no_wrap=True)
-        table.add_column("A's runs", style="dim")  # wraps first when narrow
-        table.add_column("B", justify="right", no_wrap=True)
-        table.add_column("Δ pts", justify="right", no_wrap=True)
-    else:
-        table.add_column("value", justify="right", no_wrap=True)
-    table.add_column("class", no_wrap=True)
-    table.add_column("stage", no_wrap=True)
+    paired = d.other_run is not None
+    headers = ["A", "A's runs", "B", "Δ pts"] if paired else ["value"]
+    headers += ["class", "stage"]
+    rows: list[tuple[str, list[Text]]] = []
     for m in metrics_of(d):
-        name = join("▶ " if m == metric else "  ", (m, "bold" if m == metric else ""))
         klass = by_class.get(m)
         cls_text = Text(klass.klass if klass else "", style=class_style(klass))
         stage = stages.get(m)
         stage_text = Text(stage.stage if stage else "", style="bold" if stage else "")
-        if d.other_run is None:
-            table.add_row(name, raw_value(d.case, m), cls_text, stage_text)
+        if not paired:
+            rows.append((m, [Text(raw_value(d.case, m)), cls_text, stage_text]))
             continue
         cv = d.figures.get(m)
         if cv is None:  # not paired in the comparison: each run's own value
             a, b = raw_value(d.other, m), raw_value(d.case, m)
-            table.add_row(name, a, "", b, "", cls_text, stage_text)
+            rows.append((m, [Text(a), Text(""), Text(b), Text(""), cls_text, stage_text]))
             continue
         reruns = " ".join(short_pts(v) for _, v in cv.a_runs) if len(cv.a_runs) > 1 else ""
         style = "green" if cv.b > cv.a else "red" if cv.b < cv.a else ""
         delta = Text(signed_pts(cv.b - cv.a), style=style)
-        table.add_row(name, short_pts(cv.a), reruns, short_pts(cv.b), delta, cls_text, stage_text)
+        cells = [Text(short_pts(cv.a)), Text(reruns, style="dim"), Text(short_pts(cv.b)), delta]
+        rows.append((m, [*cells, cls_text, stage_text]))
+    if paired and not any(cells[1].plain for _, cells in rows):  # no reruns of A: no column
+        headers.remove("A's runs")
+        rows = [(m, [cells[0], *cells[2:]]) for m, cells in rows]
+    names = {m: printable(m, multiline=False) for m, _ in rows}
+    if width is not None and names:
+        used = 0  # what the other columns take: each its widest cell and 2 of padding
+        for i, header in enumerate(headers):
+            cells = [cells[i] for _, cells in rows]
+            if header == "A's runs":  # wraps first when narrow: its widest figure
+                widest = max((len(w) for c in cells for w in c.plain.split()), default=0)
+            else:
+                widest = max(c.cell_len for c in cells)
+            used += max(widest, len(header)) + 2 if widest else len(header) + 2
+        room = max(NAME_MIN, width - used - 2 - 2)  # "▶ " before the name, 2 after
+        names = {m: middle_cut(n, room) for m, n in names.items()}
+    table = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
+    table.add_column("metric", no_wrap=True)
+    for header in headers:
+        if header in ("A", "B", "Δ pts", "value"):
+            table.add_column(header, justify="right", no_wrap=True)
+        elif header == "A's runs":
+            table.add_column(header, style="dim")  # wraps first when narrow
+        else:
+            table.add_column(header, no_wrap=True)
+    for m, cells in rows:
+        name = Text("▶ " if m == metric else "  ")
+        name.append(names[m], style="bold" if m == metric else "")
+        table.add_row(name, *cells)
     return table
 
 
@@ -141,17 +167,24 @@ def judge_text(run: Run, case: Case | None, metric: str) -> Text:
     return out
 
 
+HISTORY_LISTED = 8  # figures listed after a metric's sparkline (it draws every run)
+
+
 def history_text(history: Sequence[dict[str, Any]], metric: str | None) -> Text:
     """This case's scores across every run of the folder, oldest first, per metric."""
     by_metric: dict[str, list[dict[str, Any]]] = {}
     for row in history:
         by_metric.setdefault(str(row["metric"]), []).append(row)
     n_runs = len({r["run_id"] for r in history})
-    lines = [Text(f"history · this case in {n_runs} runs (oldest → newest)", style="bold")]
+    cut = any(len(rows) > HISTORY_LISTED for rows in by_metric.values())
+    listed = f"; figures: the last {HISTORY_LISTED}" if cut else ""
+    lines = [Text(f"history · this case in {n_runs} runs (oldest → newest{listed})", style="bold")]
     pad = max((len(printable(m)) for m in by_metric), default=0)
     for m, rows in by_metric.items():
         values = [r["value"] for r in rows]
-        tail = " ".join(short_pts(v) for v in values[-8:])
+        tail = " ".join(short_pts(v) for v in values[-HISTORY_LISTED:])
+        if len(values) > HISTORY_LISTED:
+            tail = f"… {tail}"  # the sparkline has them all, the figures only the last ones
         lines.append(
             join(
                 ("  ", ""),
@@ -164,14 +197,18 @@ def history_text(history: Sequence[dict[str, Any]], metric: str | None) -> Text:
     return Text("\n").join(lines)
 
 
-def title_text(
+def title_parts(
     case_id: str, d: CaseData | None, metric: str | None, index: int, total: int
-) -> Text:
+) -> list[Text | str | tuple[object, str] | Name]:
     """ "ragtui · Case refund-07  faithfulness A 91.7 → B 0 (NO)  3 / 41 in list": A and B as
-    the comparison sees them (the reruns' means) when it is known."""
-    parts: list[Text | str | tuple[object, str]] = [("ragtui · Case ", "bold"), (case_id, "bold")]
+    the comparison sees them (the reruns' means) when it is known. The case id and the metric
+    are Names: on a narrow line they are cut in the middle, never the figures."""
+    parts: list[Text | str | tuple[object, str] | Name] = [
+        ("ragtui · Case ", "bold"),
+        Name(case_id),
+    ]
     if d is not None and metric:
-        parts += ["  ", (metric, ""), " "]
+        parts += ["  ", Name(metric, ""), " "]
         score = None if d.case is None else d.case.scores.get(metric)
         label = f" ({score.label})" if score is not None and score.label else ""
         if d.other_run is not None:
@@ -184,4 +221,4 @@ def title_text(
         else:
             parts += [raw_value(d.case, metric), (label, "bold")]
     parts.append(f"  {index + 1} / {total} in list")
-    return join(*parts)
+    return parts

@@ -24,10 +24,12 @@ from textual_fastdatatable import ArrowBackend
 from textual_fastdatatable import DataTable as FastTable
 
 from ragtui.core.case_history import CaseClass
-from ragtui.format import printable, short_metrics, short_pts, signed_pts
+from ragtui.format import middle_cut_all, printable, pts, short_metrics, signed_pts
 from ragtui.tui.widgets.literal import excerpt, join, lit
 
 QUESTION_WIDTH = 70
+QUESTION_MIN = 8  # the question column is never cut below this
+CASE_MIN = 16  # nor a case id below this (the table scrolls sideways instead)
 # the class column in narrow tables; Help and the caption give the full names
 SHORT_CLASSES = {
     "newly broken": "broken",
@@ -99,12 +101,12 @@ def display_table(
     ASCII only where the data allows (no arrow, an ASCII ellipsis): fastdatatable measures an
     all-ASCII column with Arrow alone, but any other column cell by cell in Python.
     """
-    ids = rows["case_id"].to_pylist()
+    ids = [printable(i, multiline=False) for i in rows["case_id"].to_pylist()]
+    # one format a column (one decimal: "87.5" over "75.0", not "75"), right-aligned
     out = {
-        "case": [printable(i, multiline=False) for i in ids],
-        "A": [short_pts(x) for x in rows["a"].to_pylist()],
-        "B": [short_pts(x) for x in rows["b"].to_pylist()],
-        "Δ pts": [signed_pts(x) for x in rows["delta"].to_pylist()],
+        "A": _right([pts(x) for x in rows["a"].to_pylist()]),
+        "B": _right([pts(x) for x in rows["b"].to_pylist()]),
+        "Δ pts": _right([signed_pts(x) for x in rows["delta"].to_pylist()]),
     }
     if "class" in rows.column_names:
         names = rows["class"].to_pylist()
@@ -116,9 +118,23 @@ def display_table(
     used = sum(
         max([len(name), *(len(v) for v in values[:1000])]) + 2 for name, values in out.items()
     )
-    width = max(8, pane_width - used - 2 - 2)
+    # the figures always show: a case id longer than the room they leave (beside a question
+    # of QUESTION_MIN) is cut in the middle, its distinct end kept
+    room = max(CASE_MIN, pane_width - used - 2 - 2 - QUESTION_MIN - 2)
+    if any(len(i) > room for i in ids):
+        cut = middle_cut_all(ids, room)
+        ids = [cut[i] for i in ids]
+    out = {"case": ids, **out}
+    used += max([len("case"), *(len(i) for i in ids[:1000])]) + 2
+    width = max(QUESTION_MIN, pane_width - used - 2 - 2)
     out["question"] = [excerpt(q, width, ellipsis="...") for q in rows["question"].to_pylist()]
     return pa.table(out)
+
+
+def _right(values: list[str]) -> list[str]:
+    """Figures padded to one width, so the column lines them up on the right."""
+    width = max((len(v) for v in values), default=0)
+    return [v.rjust(width) for v in values]
 
 
 def export_rows(rows: pa.Table) -> pa.Table:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -67,6 +68,26 @@ class ClaimsView(OptionList):
         self.add_options(Option(claim_text(c)) for c in self.claims)
         self._shown = True
         self.highlighted = 0
+
+    def action_cursor_down(self) -> None:
+        """Past the last claim the page around goes on down (what lies below the claims)."""
+        if self.highlighted is None or self.highlighted >= self.option_count - 1:
+            self._scroll_page(1)
+        else:
+            super().action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        """Above the first claim the page around goes on up."""
+        if self.highlighted is None or self.highlighted <= 0:
+            self._scroll_page(-1)
+        else:
+            super().action_cursor_up()
+
+    def _scroll_page(self, lines: int) -> None:
+        for node in self.ancestors:
+            if isinstance(node, Widget) and node.allow_vertical_scroll:
+                node.scroll_relative(y=lines, animate=False)
+                return
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()

@@ -30,21 +30,24 @@ from ragtui.core.verdict import (
 from ragtui.format import interval, p_value, pts, signed_pts
 from ragtui.tui.widgets.literal import join, lit
 
+# the CI before the error counts (mostly 0/0): at 80 columns it fits whole, where the edge
+# cut it to "[-2.6," beside a long verdict
 COLUMNS = (
     "metric",
     "verdict",
     "A",
     "B",
-    "err A/B",
     "Δ pts",
     "95% CI",
-    "method",
     "p adj",
+    "err A/B",
+    "method",
     "noise ±",
     "MDE",
     "why",
 )
 
+METRIC_CELL = 28  # a longer metric name is cut in its middle (the line below says it whole)
 WHY_MIN = 16  # below this the why column keeps this width and the table scrolls sideways
 
 STYLES = {
@@ -108,6 +111,7 @@ class MetricTable(DataTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="cell", zebra_stripes=False)
         self.metric_names: list[str] = []
+        self._names: dict[str, str] = {}  # each metric as its cell shows it
         self.comparison: Comparison | None = None
         self._at: tuple[int, int] = (-1, -1)  # the (row, column) last announced
 
@@ -122,6 +126,7 @@ class MetricTable(DataTable):
         self.comparison = comparison
         self._at = (-1, -1)
         self.metric_names = [r.metric for r in comparison.metrics]
+        self._names = fmt.middle_cut_all(self.metric_names, METRIC_CELL)
         for r in comparison.metrics:
             shown = signed_pts(r.delta)
             delta_style = "green" if shown[0] == "+" else "red" if shown[0] == "-" else ""
@@ -131,11 +136,11 @@ class MetricTable(DataTable):
                 verdict_text(r),
                 Text(pts(r.mean_a), justify="right"),
                 Text(pts(r.mean_b), justify="right"),
-                Text(errors, justify="right", style="" if errors == "0/0" else "yellow"),
                 Text(shown, style=delta_style, justify="right"),
                 Text(interval(r.ci_low, r.ci_high), justify="right"),
-                Text(fmt.short_method(r)),
                 Text(p_value(r.p_adj), justify="right"),
+                Text(errors, justify="right", style="" if errors == "0/0" else "yellow"),
+                Text(fmt.short_method(r)),
                 Text(pts(r.noise_floor), justify="right"),
                 Text(pts(r.mde), justify="right"),
                 self._why_cell(fmt.verdict_reason(r, comparison.margin), verdict_style(r)),
@@ -170,10 +175,11 @@ class MetricTable(DataTable):
             self._require_update_dimensions = True
             self.refresh()
 
-    @staticmethod
-    def _metric_cell(metric: str, current: bool) -> Text:
-        """The metric cell; the current metric is marked, since a cell cursor lights one cell."""
-        return join(("▶ " if current else "  ", "bold"), (metric, "bold" if current else ""))
+    def _metric_cell(self, metric: str, current: bool) -> Text:
+        """The metric cell; the current metric is marked, since a cell cursor lights one cell.
+        A long name is cut in the middle, so the figures beside it stay on screen."""
+        shown = self._names.get(metric, metric)
+        return join(("▶ " if current else "  ", "bold"), (shown, "bold" if current else ""))
 
     def select_metric(self, metric: str) -> None:
         if metric in self.metric_names:
