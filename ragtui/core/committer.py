@@ -9,6 +9,7 @@ by piece under a pending mark, invisible until its last piece.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +31,11 @@ ALONE_BYTES = 16 << 20  # a run file above this size is committed alone, as it i
 # Small files are committed together up to this much (their decoded rows, ~1/3 of it, wait in
 # memory): each transaction costs DuckDB a WAL flush; 64 MB took ~10% less CPU than 16.
 GROUP_BYTES = 64 << 20
+# ... and up to this many files (each holds a few small Arrow tables until the group commits)
+GROUP_FILES = 2000
+# One INSERT takes at most this many rows, about this many bytes, as one contiguous batch.
+INSERT_ROWS = 1 << 17
+INSERT_BYTES = 16 << 20
 
 Done = Callable[[Path, str | None, RagtuiError | None], None]
 
@@ -173,7 +179,7 @@ class Committer:
             return
         self.group.append(rows)
         self.group_bytes += head.state.size
-        if self.group_bytes >= GROUP_BYTES:
+        if self.group_bytes >= GROUP_BYTES or len(self.group) >= GROUP_FILES:
             self.flush()
 
     def flush(self) -> None:
@@ -330,15 +336,25 @@ def _with_run_id(batch: pa.Table, run_id: str) -> pa.Table:
 
 
 def _insert_all(cur: duckdb.DuckDBPyConnection, table: str, parts: list[pa.Table]) -> None:
+    """Insert `parts` into `table`, at most INSERT_ROWS rows and about INSERT_BYTES a statement,
+    each one contiguous Arrow batch: DuckDB gave every tiny table of a group (two cases of one
+    file) its own buffers, and ~8,000 of them ran out of its 256 MB memory limit."""
     parts = [p for p in parts if p.num_rows]
     if not parts:
         return
     batch = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-    cur.register("_rows", batch)
-    try:
-        cur.execute(f"INSERT INTO {table} SELECT * FROM _rows")
-    finally:
-        cur.unregister("_rows")
+    per_row = max(1, batch.nbytes // batch.num_rows)
+    step = max(1, min(INSERT_ROWS, INSERT_BYTES // per_row))
+    for start in range(0, batch.num_rows, step):
+        piece = batch.slice(start, step).combine_chunks()
+        cur.register("_rows", piece)
+        try:
+            cur.execute(f"INSERT INTO {table} SELECT * FROM _rows")
+        finally:
+            # (after a failed insert the transaction is aborted and this fails too: the
+            # insert's own error is the one that tells what happened)
+            with contextlib.suppress(duckdb.Error):
+                cur.unregister("_rows")
 
 
 def discard_pending(cur: duckdb.DuckDBPyConnection) -> None:

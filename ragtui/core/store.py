@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from ragtui.core import committer, decoding, indexer, queries, tables
 from ragtui.core.decoding import FileState
-from ragtui.core.errors import RagtuiError, RunFileError, StoreError, shown_path
+from ragtui.core.errors import IndexFault, RagtuiError, RunFileError, StoreError, shown_path
 from ragtui.core.indexer import IndexReport
 from ragtui.core.model import Case, Run
 from ragtui.core.paths import move_planted_links, planted
@@ -729,12 +729,22 @@ def _is_damage(exc: duckdb.Error) -> bool:
 
 def _store_error(path: Path, exc: duckdb.Error) -> StoreError:
     text = str(exc)
-    if "No space left" in text or f"errno {errno.ENOSPC}" in text.lower():
-        return StoreError(
+    if _disk_full(exc):
+        return IndexFault(
             f"cannot write the index {shown_path(path)}: no space left on device; "
             "free some space and try again (the run files are untouched)"
         )
-    return StoreError(f"index {shown_path(path)}: {_first_line(exc)}")
+    if isinstance(exc, duckdb.OutOfMemoryException) or text.startswith("Out of Memory"):
+        return IndexFault(
+            f"index {shown_path(path)}: DuckDB ran out of its {MEMORY_LIMIT} memory limit "
+            f"({_first_line(exc)}); RAGTUI_DUCKDB_MEMORY=1GB raises it"
+        )
+    return IndexFault(f"index {shown_path(path)}: {_first_line(exc)}")
+
+
+def _disk_full(exc: BaseException) -> bool:
+    text = str(exc)
+    return "No space left" in text or f"errno {errno.ENOSPC}" in text.lower()
 
 
 def _moved_aside(path: Path, exc: BaseException) -> str:
