@@ -38,6 +38,8 @@ INSERT_ROWS = 1 << 17
 INSERT_BYTES = 16 << 20
 
 Done = Callable[[Path, str | None, RagtuiError | None], None]
+# (path, the number of its last line, still being written, and the complete cases indexed)
+Torn = Callable[[Path, int, int], None]
 
 
 class DataFault(Exception):
@@ -112,7 +114,12 @@ _FILES = pa.schema(
 
 
 def _runs_row(head: Head, tail: Tail) -> list[Any]:
-    return [*head.row, tail.n_cases, head.in_progress, head.created_text]
+    return [*head.row, tail.n_cases, _in_progress(head, tail), head.created_text]
+
+
+def _in_progress(head: Head, tail: Tail) -> bool:
+    """A batch holds the file, or its last line is still being written (no newline yet)."""
+    return head.in_progress or tail.torn > 0
 
 
 def _files_row(head: Head, tail: Tail) -> list[Any]:
@@ -125,7 +132,7 @@ def _files_row(head: Head, tail: Tail) -> list[Any]:
         s.inode,
         tail.sha256,
         head.run_id,
-        head.in_progress,
+        _in_progress(head, tail),
         head.read_ns,
     ]
 
@@ -143,10 +150,11 @@ def _table(rows: list[list[Any]], schema: pa.Schema) -> pa.Table:
 class Committer:
     """Takes decoded files one after another and commits them, grouped or alone."""
 
-    def __init__(self, store: Store, on_done: Done) -> None:
+    def __init__(self, store: Store, on_done: Done, on_torn: Torn | None = None) -> None:
         self.store = store
         self.cur = store._cursor()
         self.on_done = on_done
+        self.on_torn = on_torn
         self.group: list[Rows] = []
         self.group_bytes = 0
 
@@ -201,6 +209,7 @@ class Committer:
             head = rows.head
             error = failed.get(head.run_id + "\0" + str(head.path))
             if error is None:
+                self._torn(head, rows.tail)
                 self.on_done(head.path, head.run_id, None)
             else:
                 self._failed(head.path, error)
@@ -283,11 +292,11 @@ class Committer:
         """One big file in its own transaction (or, over CHUNKED_BYTES, in pieces)."""
         cur = self.cur
 
-        def work() -> None:
+        def work() -> Tail | None:
             if self._newer_landed(head):  # (checked under the write lock, as a group is)
                 for _ in stream:  # read out, as a failed file's stream is
                     pass
-                return
+                return None
             old = cur.execute(
                 "SELECT run_id FROM files WHERE path = ?", [key(head.path)]
             ).fetchone()
@@ -318,11 +327,18 @@ class Committer:
             _insert_all(cur, "runs", [_table([_runs_row(head, tail)], _RUNS)])
             _insert_all(cur, "files", [_table([_files_row(head, tail)], _FILES)])
             cur.execute("DELETE FROM meta WHERE key = 'pending_run'")
+            return tail
 
         try:
-            self._transaction(work, chunked=head.chunked)
+            tail = self._transaction(work, chunked=head.chunked)
         except DataFault as fault:
             raise Failed(file_error(head.path, fault.cause)) from None
+        if tail is not None:
+            self._torn(head, tail)
+
+    def _torn(self, head: Head, tail: Tail) -> None:
+        if tail.torn and self.on_torn is not None:
+            self.on_torn(head.path, tail.torn, tail.n_cases)
 
 
 def _clash(head: Head, other: str) -> RunFileError:

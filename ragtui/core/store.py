@@ -87,6 +87,8 @@ class Store:
         self.kept_as_is: str | None = None
         self.notices = notices
         self.problems: list[RagtuiError] = []
+        # files whose incomplete last line was already said (said once, until it completes)
+        self._torn_said: set[bytes] = set()
 
     @property
     def index_path(self) -> Path:
@@ -248,6 +250,8 @@ class Store:
         chosen = set(todo)
         size = sum(st.st_size for path, st in found if path in chosen)
 
+        torn: dict[bytes, str] = {}
+
         def done(path: Path, run_id: str | None, error: RagtuiError | None) -> None:
             if error is not None:
                 report.failed.append(error)
@@ -256,7 +260,21 @@ class Store:
             if progress is not None:
                 progress(path)
 
-        report.decoders = indexer.index_files(self, todo, done, size=size)
+        def on_torn(path: Path, line: int, n_cases: int) -> None:
+            torn[decoding.key(path)] = (
+                f"{shown_path(path)}: line {line}, its last, is incomplete (still being "
+                f"written?): {n_cases} complete case{'' if n_cases == 1 else 's'} indexed; "
+                "the rest follows when the line is complete"
+            )
+
+        report.decoders = indexer.index_files(self, todo, done, size=size, on_torn=on_torn)
+        for path in report.indexed:
+            path_key = decoding.key(path)
+            if path_key not in torn:
+                self._torn_said.discard(path_key)
+            elif path_key not in self._torn_said:
+                self._torn_said.add(path_key)
+                report.notes.append(torn[path_key])
         self.problems = report.failed
         report.seconds = time.perf_counter() - started
         return report
@@ -268,7 +286,10 @@ class Store:
         if state == old.state and not racy and not old.in_progress:
             return False
         if old.in_progress:  # read it again once its writer has finished (or died)
-            return state != old.state or not indexer.still_written(path)
+            if state != old.state:
+                return True
+            # (a last line without its newline: the same file reads the same, still running)
+            return not (indexer.still_written(path) or indexer.ends_mid_line(path))
         read_ns = time.time_ns()  # when this reading began (a later commit compares with it)
         try:
             same = indexer.sha256_of(path) == old.sha256

@@ -147,10 +147,13 @@ def test_malformed_file_is_reported_and_the_others_load(tmp_path: Path) -> None:
         assert store.scores(["bad-1"]).num_rows == 0
 
 
-def test_truncated_file_is_not_half_indexed(tmp_path: Path) -> None:
+def test_a_broken_line_that_ends_with_its_newline_is_still_the_files_error(
+    tmp_path: Path,
+) -> None:
     path = make_run(tmp_path, "cut-1", n=8)
-    data = path.read_bytes()
-    path.write_bytes(data[: len(data) - 40])  # cut mid-line
+    lines = path.read_bytes().split(b"\n")
+    lines[8] = lines[8][:-40]  # line 9, the last case, cut short but with its newline
+    path.write_bytes(b"\n".join(lines))
     with Store.open(tmp_path) as store:
         assert store.runs().num_rows == 0
         assert store.cases("cut-1").num_rows == 0
