@@ -144,7 +144,7 @@ def open_folder(folder: str | Path, config: Config | None = None) -> Store:
         store.notices.append(
             f"imported {len(written)} run(s) from foreign result files into {folder / 'imported'}"
         )
-    store.notices.extend(notices)
+    store.notices.extend(n for n in notices if n not in store.notices)
     return store
 
 
