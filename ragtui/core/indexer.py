@@ -63,7 +63,13 @@ class Known:
 def scan(folder: Path) -> tuple[list[tuple[Path, os.stat_result]], list[tuple[Path, str]]]:
     """(run files with their stat, [(path, why skipped)]), sorted; specials are never opened."""
     found, skipped = [], []
-    for root, dirs, files in os.walk(folder):
+
+    def unreadable(exc: OSError) -> None:  # a subfolder that cannot be listed: said, as a file
+        if exc.filename is not None and Path(exc.filename) != folder:
+            why = exc.strerror or type(exc).__name__
+            skipped.append((Path(exc.filename), f"is a folder that cannot be read ({why})"))
+
+    for root, dirs, files in os.walk(folder, onerror=unreadable):  # (symlinked folders: not)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if not name.endswith(SUFFIX) or name.startswith("."):

@@ -412,3 +412,32 @@ def test_inserts_are_bounded_in_rows_and_keep_every_row(monkeypatch: pytest.Monk
         103,
         104,
     ]
+
+
+def test_an_unreadable_subfolder_is_reported_like_an_unreadable_file(
+    world_readable_dir: Path,
+) -> None:
+    """The scan skipped a subfolder it could not list without a word: its runs were missing
+    from every list with no mention."""
+    make_run(world_readable_dir, "open-1", n=2)
+    private = world_readable_dir / "private"
+    private.mkdir()
+    make_run(private, "hidden-1", n=2)
+    private.chmod(0o700 if os.geteuid() == 0 else 0o000)  # (root's: nobody cannot list it)
+    try:
+        result = run_as_reader(
+            world_readable_dir,
+            f"""
+            from ragtui.core.store import Store
+            with Store.open({str(world_readable_dir)!r}) as store:
+                print(store.runs().column("run_id").to_pylist())
+                print(*store.problems, sep="\\n")
+            """,
+        )
+    finally:
+        private.chmod(0o755)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "['open-1']",
+        f"{private}: is a folder that cannot be read (Permission denied)",
+    ]
