@@ -392,10 +392,12 @@ def to_case(c: CaseLine) -> Case:
 # ---------------------------------------------------------------- reading whole files
 
 
-def iter_run_file(path: str | Path) -> tuple[Run, Iterator[Case]]:
+def iter_run_file(path: str | Path, *, whole: bool = False) -> tuple[Run, Iterator[Case]]:
     """Open a run file: the header now, the cases lazily (bounded memory for big files).
 
-    Raises RunFileError on the header at once and on a bad case line when it is reached.
+    Raises RunFileError on the header at once and on a bad case line when it is reached. A
+    last line still being written (see `decode_complete`) is left out, as the index does,
+    unless `whole` (an import copies the file once: a cut one is its error).
     """
     handle = open_run_file(path)
     try:
@@ -404,22 +406,26 @@ def iter_run_file(path: str | Path) -> tuple[Run, Iterator[Case]]:
     except BaseException:
         handle.close()
         raise
-    return to_run(header), _iter_cases(handle, path, line, first)
+    return to_run(header), _iter_cases(handle, path, line, first, whole)
 
 
-def _iter_cases(handle: IO[bytes], path: str | Path, line: bytes, first: bytes) -> Iterator[Case]:
+def _iter_cases(
+    handle: IO[bytes], path: str | Path, line: bytes, first: bytes, whole: bool
+) -> Iterator[Case]:
     seen: set[str] = set()
     with handle:
         if not line.endswith(b"\n"):
             return  # the header is the whole file
         for block in split_lines(handle, path, first, len(line)):
-            decoded = decode_complete(block, path, seen)
+            decoded = (
+                decode_cases(block, path, seen) if whole else decode_complete(block, path, seen)
+            )
             if decoded is not None:  # (None: a last line still being written)
                 yield from map(to_case, decoded[0])
 
 
-def read_run_file(path: str | Path) -> RunFile:
-    run, cases = iter_run_file(path)
+def read_run_file(path: str | Path, *, whole: bool = False) -> RunFile:
+    run, cases = iter_run_file(path, whole=whole)
     return RunFile(run=run, cases=tuple(cases))
 
 
