@@ -95,7 +95,7 @@ class LazyGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
-        from ragtui.core.errors import RagtuiError
+        from ragtui.core.errors import IndexFault, RagtuiError
 
         try:
             return super().invoke(ctx)
@@ -103,7 +103,8 @@ class LazyGroup(click.Group):
             from ragtui.format import error_text
 
             click.echo(f"Error: {error_text(err)}", err=True)
-            ctx.exit(2)
+            # the index failing itself (a full disk) is no bad input: a failure, exit 1
+            ctx.exit(1 if isinstance(err, IndexFault) else 2)
         except KeyboardInterrupt:
             # Ctrl-C (or a CI job cancelled): 130, as shells report SIGINT. Click would say
             # "Aborted!" and exit 1, which `ragtui gate` uses for "failed".

@@ -127,9 +127,13 @@ class Config:
         raise ConfigError(f"unknown judge {name!r} ({where}; configured judges: {known})")
 
 
-def config_files(folder: str | Path | None) -> list[tuple[Path, bool]]:
+def config_files(
+    folder: str | Path | None, notices: list[str] | None = None
+) -> list[tuple[Path, bool]]:
     """The existing config files, least specific first, each with whether its place alone
-    makes it trusted (the user's own file and the working directory's are)."""
+    makes it trusted (the user's own file and the working directory's are). A place that
+    cannot be checked (a folder on its way this user may not search) is skipped, and said in
+    `notices`."""
     candidates: list[tuple[Path, bool]] = [
         (user_config_path(), True),
         (Path.cwd() / CONFIG_NAME, True),
@@ -139,7 +143,15 @@ def config_files(folder: str | Path | None) -> list[tuple[Path, bool]]:
         candidates += [(folder.parent / CONFIG_NAME, False), (folder / CONFIG_NAME, False)]
     out: list[tuple[Path, bool]] = []
     for path, trusted in candidates:
-        if not path.is_file():
+        try:
+            if not path.is_file():
+                continue
+        except OSError as exc:
+            if notices is not None:
+                notices.append(
+                    f"{path}: cannot be checked ({exc.strerror or type(exc).__name__}): "
+                    "skipped, its settings are not used"
+                )
             continue
         same = [i for i, (p, _) in enumerate(out) if p.resolve() == path.resolve()]
         if same:  # one file in two roles: trusted if either role is, at its later place
@@ -151,7 +163,7 @@ def config_files(folder: str | Path | None) -> list[tuple[Path, bool]]:
 def load_config(folder: str | Path | None = None) -> Config:
     config = Config()
     notices: list[str] = []
-    for path, trusted in config_files(folder):
+    for path, trusted in config_files(folder, notices):
         try:
             raw = path.read_bytes()
             data = tomllib.loads(raw.decode("utf-8"))

@@ -9,6 +9,7 @@ by piece under a pending mark, invisible until its last piece.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -30,8 +31,15 @@ ALONE_BYTES = 16 << 20  # a run file above this size is committed alone, as it i
 # Small files are committed together up to this much (their decoded rows, ~1/3 of it, wait in
 # memory): each transaction costs DuckDB a WAL flush; 64 MB took ~10% less CPU than 16.
 GROUP_BYTES = 64 << 20
+# ... and up to this many files (each holds a few small Arrow tables until the group commits)
+GROUP_FILES = 2000
+# One INSERT takes at most this many rows, about this many bytes, as one contiguous batch.
+INSERT_ROWS = 1 << 17
+INSERT_BYTES = 16 << 20
 
 Done = Callable[[Path, str | None, RagtuiError | None], None]
+# (path, the number of its last line, still being written, and the complete cases indexed)
+Torn = Callable[[Path, int, int], None]
 
 
 class DataFault(Exception):
@@ -106,7 +114,12 @@ _FILES = pa.schema(
 
 
 def _runs_row(head: Head, tail: Tail) -> list[Any]:
-    return [*head.row, tail.n_cases, head.in_progress, head.created_text]
+    return [*head.row, tail.n_cases, _in_progress(head, tail), head.created_text]
+
+
+def _in_progress(head: Head, tail: Tail) -> bool:
+    """A batch holds the file, or its last line is still being written (no newline yet)."""
+    return head.in_progress or tail.torn > 0
 
 
 def _files_row(head: Head, tail: Tail) -> list[Any]:
@@ -119,7 +132,7 @@ def _files_row(head: Head, tail: Tail) -> list[Any]:
         s.inode,
         tail.sha256,
         head.run_id,
-        head.in_progress,
+        _in_progress(head, tail),
         head.read_ns,
     ]
 
@@ -137,10 +150,11 @@ def _table(rows: list[list[Any]], schema: pa.Schema) -> pa.Table:
 class Committer:
     """Takes decoded files one after another and commits them, grouped or alone."""
 
-    def __init__(self, store: Store, on_done: Done) -> None:
+    def __init__(self, store: Store, on_done: Done, on_torn: Torn | None = None) -> None:
         self.store = store
         self.cur = store._cursor()
         self.on_done = on_done
+        self.on_torn = on_torn
         self.group: list[Rows] = []
         self.group_bytes = 0
 
@@ -173,7 +187,7 @@ class Committer:
             return
         self.group.append(rows)
         self.group_bytes += head.state.size
-        if self.group_bytes >= GROUP_BYTES:
+        if self.group_bytes >= GROUP_BYTES or len(self.group) >= GROUP_FILES:
             self.flush()
 
     def flush(self) -> None:
@@ -195,6 +209,7 @@ class Committer:
             head = rows.head
             error = failed.get(head.run_id + "\0" + str(head.path))
             if error is None:
+                self._torn(head, rows.tail)
                 self.on_done(head.path, head.run_id, None)
             else:
                 self._failed(head.path, error)
@@ -277,11 +292,11 @@ class Committer:
         """One big file in its own transaction (or, over CHUNKED_BYTES, in pieces)."""
         cur = self.cur
 
-        def work() -> None:
+        def work() -> Tail | None:
             if self._newer_landed(head):  # (checked under the write lock, as a group is)
                 for _ in stream:  # read out, as a failed file's stream is
                     pass
-                return
+                return None
             old = cur.execute(
                 "SELECT run_id FROM files WHERE path = ?", [key(head.path)]
             ).fetchone()
@@ -312,11 +327,18 @@ class Committer:
             _insert_all(cur, "runs", [_table([_runs_row(head, tail)], _RUNS)])
             _insert_all(cur, "files", [_table([_files_row(head, tail)], _FILES)])
             cur.execute("DELETE FROM meta WHERE key = 'pending_run'")
+            return tail
 
         try:
-            self._transaction(work, chunked=head.chunked)
+            tail = self._transaction(work, chunked=head.chunked)
         except DataFault as fault:
             raise Failed(file_error(head.path, fault.cause)) from None
+        if tail is not None:
+            self._torn(head, tail)
+
+    def _torn(self, head: Head, tail: Tail) -> None:
+        if tail.torn and self.on_torn is not None:
+            self.on_torn(head.path, tail.torn, tail.n_cases)
 
 
 def _clash(head: Head, other: str) -> RunFileError:
@@ -330,15 +352,25 @@ def _with_run_id(batch: pa.Table, run_id: str) -> pa.Table:
 
 
 def _insert_all(cur: duckdb.DuckDBPyConnection, table: str, parts: list[pa.Table]) -> None:
+    """Insert `parts` into `table`, at most INSERT_ROWS rows and about INSERT_BYTES a statement,
+    each one contiguous Arrow batch: DuckDB gave every tiny table of a group (two cases of one
+    file) its own buffers, and ~8,000 of them ran out of its 256 MB memory limit."""
     parts = [p for p in parts if p.num_rows]
     if not parts:
         return
     batch = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-    cur.register("_rows", batch)
-    try:
-        cur.execute(f"INSERT INTO {table} SELECT * FROM _rows")
-    finally:
-        cur.unregister("_rows")
+    per_row = max(1, batch.nbytes // batch.num_rows)
+    step = max(1, min(INSERT_ROWS, INSERT_BYTES // per_row))
+    for start in range(0, batch.num_rows, step):
+        piece = batch.slice(start, step).combine_chunks()
+        cur.register("_rows", piece)
+        try:
+            cur.execute(f"INSERT INTO {table} SELECT * FROM _rows")
+        finally:
+            # (after a failed insert the transaction is aborted and this fails too: the
+            # insert's own error is the one that tells what happened)
+            with contextlib.suppress(duckdb.Error):
+                cur.unregister("_rows")
 
 
 def discard_pending(cur: duckdb.DuckDBPyConnection) -> None:

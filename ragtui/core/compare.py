@@ -174,6 +174,14 @@ class Comparison:
     def metric(self, name: str) -> MetricResult | None:
         return next((m for m in self.metrics if m.metric == name), None)
 
+    def made_from(self) -> dict[str, list[str]]:
+        """The runs each side's figures were made from: "A" and "B", their reruns averaged per
+        case, then the re-judges whose verdicts it shows beside its own judge's."""
+        a, b = list(self.reruns_a) or [self.a], list(self.reruns_b) or [self.b]
+        a += [r for r in dict.fromkeys(j.a for j in self.judges) if r not in a]
+        b += [r for r in dict.fromkeys(j.b for j in self.judges) if r not in b]
+        return {"A": a, "B": b}
+
     def case_values(self, metric: str, case_id: str) -> CaseValues | None:
         """A case as the verdict saw it: each side's rerun mean and every rerun's value."""
         rep = self.replicates.get(metric)

@@ -23,7 +23,7 @@ from ragtui.core import tables
 from ragtui.core.errors import RagtuiError, RunFileError
 from ragtui.core.runfile import (
     being_written,
-    decode_cases,
+    decode_complete,
     open_run_file,
     parse_header,
     read_header_line,
@@ -70,6 +70,9 @@ class Head:
 class Tail:
     n_cases: int
     sha256: str
+    # the number of the file's last line when it has no newline and no complete JSON yet (a
+    # harness mid-line): the cases before it are indexed and the run is in progress; else 0
+    torn: int = 0
 
 
 Piece = Head | dict[str, pa.Table] | Tail
@@ -137,7 +140,7 @@ def pieces(path: Path, chunked_bytes: int) -> Iterator[Piece]:
             chunked=st.st_size > chunked_bytes,
             created_text=run.created_at,
         )
-        n = 0
+        n = torn = 0
         if line.endswith(b"\n"):
             seen: set[str] = set()
             blocks = split_lines(
@@ -145,12 +148,16 @@ def pieces(path: Path, chunked_bytes: int) -> Iterator[Piece]:
             )
             for block in blocks:
                 with paused_gc():
-                    cases, kept = decode_cases(block, path, seen)
+                    decoded = decode_complete(block, path, seen)
+                    if decoded is None:  # its last line is still being written
+                        torn = block.numbers[0]
+                        continue
+                    cases, kept = decoded
                     batches = tables.case_batches(cases, kept, n) if cases else None
                 if batches is not None:
                     yield batches
                     n += len(cases)
-        yield Tail(n, digest.hexdigest())
+        yield Tail(n, digest.hexdigest(), torn)
 
 
 @contextmanager

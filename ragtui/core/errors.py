@@ -63,6 +63,15 @@ class StoreError(RagtuiError):
     """The index cannot be opened or written."""
 
 
+class IndexFault(StoreError):
+    """The index itself failed (a full disk, DuckDB out of memory), not anything the user typed
+    or a run file: a failure of what ran, exit 1 on the command line, never 2 ("bad input")."""
+
+
+class DiskFull(IndexFault):
+    """The index cannot be written: no space left on the device (or over a quota)."""
+
+
 class WriteError(RagtuiError):
     """A file ragtui writes could not be written (a full disk, no permission)."""
 

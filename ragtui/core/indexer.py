@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtui.core import workers
-from ragtui.core.committer import Committer, Done
+from ragtui.core.committer import Committer, Done, Torn
 from ragtui.core.decoding import Failed, FileState, Piece, guarded, pieces
 from ragtui.core.errors import RagtuiError
 from ragtui.core.runfile import SUFFIX, being_written, file_kind, open_run_file
@@ -43,6 +43,7 @@ class IndexReport:
     skipped: int = 0
     removed: list[str] = field(default_factory=list)
     failed: list[RagtuiError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. a run whose last line is incomplete
     seconds: float = 0.0
     decoders: int = 0  # worker processes that decoded files (0: decoded in this process)
 
@@ -62,7 +63,13 @@ class Known:
 def scan(folder: Path) -> tuple[list[tuple[Path, os.stat_result]], list[tuple[Path, str]]]:
     """(run files with their stat, [(path, why skipped)]), sorted; specials are never opened."""
     found, skipped = [], []
-    for root, dirs, files in os.walk(folder):
+
+    def unreadable(exc: OSError) -> None:  # a subfolder that cannot be listed: said, as a file
+        if exc.filename is not None and Path(exc.filename) != folder:
+            why = exc.strerror or type(exc).__name__
+            skipped.append((Path(exc.filename), f"is a folder that cannot be read ({why})"))
+
+    for root, dirs, files in os.walk(folder, onerror=unreadable):  # (symlinked folders: not)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if not name.endswith(SUFFIX) or name.startswith("."):
@@ -88,6 +95,19 @@ def still_written(path: Path) -> bool:
         return False
 
 
+def ends_mid_line(path: Path) -> bool:
+    """Whether the file's last byte is not a newline (its writer may be mid-line)."""
+    try:
+        with open_run_file(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size == 0:
+                return False
+            handle.seek(size - 1)
+            return handle.read(1) != b"\n"
+    except (RagtuiError, OSError):
+        return False
+
+
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with open_run_file(path) as handle:
@@ -108,10 +128,13 @@ def decoding_processes(n_files: int, size: int) -> int:
     return min(workers.cores(), n_files, MAX_PROCESSES)
 
 
-def index_files(store: Store, paths: list[Path], on_done: Done, *, size: int = 0) -> int:
+def index_files(
+    store: Store, paths: list[Path], on_done: Done, *, size: int = 0, on_torn: Torn | None = None
+) -> int:
     """Index `paths` (`size` bytes in all) in order; `on_done(path, run_id, error)` after
-    each. Returns how many worker processes decoded files (0: all were decoded here)."""
-    committer = Committer(store, on_done)
+    each, `on_torn(path, line, cases)` before it for a file whose last line is still being
+    written. Returns how many worker processes decoded files (0: all were decoded here)."""
+    committer = Committer(store, on_done, on_torn)
     n = decoding_processes(len(paths), size)
     pool = workers.Workers.start(n) if n else None
     if pool is not None:  # None too where processes cannot be started (a sandbox)

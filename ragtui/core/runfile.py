@@ -188,8 +188,9 @@ def split_lines(
     """Blocks of lines from line 2 on, with their numbers and byte offsets (blank ones too).
 
     `first` is what was already read after line 1, which started `offset` bytes earlier.
-    A last line without a newline is a line too, unless `drop_torn_tail` (a file that is
-    still being written, whose writer is mid-line).
+    A last line without a newline comes alone, as a block marked `unterminated` (see
+    `decode_complete`), unless `drop_torn_tail` (a file that a batch holds, whose writer is
+    mid-line): then it is left out.
     """
     number, at, block = 2, offset, first
     while True:
@@ -197,6 +198,7 @@ def split_lines(
         if digest is not None and data:
             digest.update(data)
         block = block + data if block else data
+        tail = None
         if data:
             cut = block.rfind(b"\n")
             if cut < 0:
@@ -206,21 +208,27 @@ def split_lines(
             body, block = block[:cut], block[cut + 1 :]
         elif not block:
             return
-        else:  # the end: what is left is lines, the last one perhaps without its newline
-            body = block[:-1] if block.endswith(b"\n") else block
-            if drop_torn_tail and not block.endswith(b"\n"):
-                body = body[: body.rfind(b"\n") + 1]
-        lines = body.split(b"\n")
-        lengths = list(map(len, lines))
-        if max(lengths) > MAX_LINE_BYTES:
-            raise _too_long(
-                path, number + next(i for i, n in enumerate(lengths) if n > MAX_LINE_BYTES)
-            )
-        # offset of line i: where the block starts + the lengths before it + their newlines
-        offsets = list(map(add, accumulate(lengths, initial=at), range(len(lines))))
-        yield Lines(lines, range(number, number + len(lines)), offsets, lengths)
-        number += len(lines)
-        at = offsets[-1] + lengths[-1] + 1
+        elif block.endswith(b"\n"):  # the end: what is left is whole lines
+            body = block[:-1]
+        else:  # the end, the last line without its newline
+            cut = block.rfind(b"\n")
+            body, tail = (block[:cut], block[cut + 1 :]) if cut >= 0 else (None, block)
+            if drop_torn_tail:
+                tail = None
+        for part, unterminated in ((body, False), (tail, True)):
+            if part is None:
+                continue
+            lines = part.split(b"\n")
+            lengths = list(map(len, lines))
+            if max(lengths) > MAX_LINE_BYTES:
+                raise _too_long(
+                    path, number + next(i for i, n in enumerate(lengths) if n > MAX_LINE_BYTES)
+                )
+            # offset of line i: where the block starts + the lengths before it + their newlines
+            offsets = list(map(add, accumulate(lengths, initial=at), range(len(lines))))
+            yield Lines(lines, range(number, number + len(lines)), offsets, lengths, unterminated)
+            number += len(lines)
+            at = offsets[-1] + lengths[-1] + 1
         if not data:
             return
         if len(block) > MAX_LINE_BYTES:
@@ -235,6 +243,7 @@ class Lines:
     numbers: Sequence[int]
     offsets: list[int]
     lengths: list[int]
+    unterminated: bool = False  # the file's last line, without its newline (one line)
 
     def only(self, keep: list[int]) -> Lines:
         return Lines(
@@ -242,7 +251,23 @@ class Lines:
             [self.numbers[i] for i in keep],
             [self.offsets[i] for i in keep],
             [self.lengths[i] for i in keep],
+            self.unterminated,
         )
+
+
+def decode_complete(
+    block: Lines, path: str | Path, seen: set[str]
+) -> tuple[list[CaseLine], Lines] | None:
+    """`decode_cases`, except that the file's last line, without its newline, that is no
+    complete JSON (cut short, or inside a UTF-8 sequence) is a line still being written: None,
+    and the lines before it count. A broken line that ends with its newline stays an error,
+    and so does a complete last line that breaks a rule."""
+    if block.unterminated and block.lines[0].strip():
+        try:
+            msgspec.json.decode(block.lines[0].removeprefix(_BOM))
+        except msgspec.DecodeError:
+            return None
+    return decode_cases(block, path, seen)
 
 
 def decode_cases(block: Lines, path: str | Path, seen: set[str]) -> tuple[list[CaseLine], Lines]:
@@ -367,10 +392,12 @@ def to_case(c: CaseLine) -> Case:
 # ---------------------------------------------------------------- reading whole files
 
 
-def iter_run_file(path: str | Path) -> tuple[Run, Iterator[Case]]:
+def iter_run_file(path: str | Path, *, whole: bool = False) -> tuple[Run, Iterator[Case]]:
     """Open a run file: the header now, the cases lazily (bounded memory for big files).
 
-    Raises RunFileError on the header at once and on a bad case line when it is reached.
+    Raises RunFileError on the header at once and on a bad case line when it is reached. A
+    last line still being written (see `decode_complete`) is left out, as the index does,
+    unless `whole` (an import copies the file once: a cut one is its error).
     """
     handle = open_run_file(path)
     try:
@@ -379,20 +406,26 @@ def iter_run_file(path: str | Path) -> tuple[Run, Iterator[Case]]:
     except BaseException:
         handle.close()
         raise
-    return to_run(header), _iter_cases(handle, path, line, first)
+    return to_run(header), _iter_cases(handle, path, line, first, whole)
 
 
-def _iter_cases(handle: IO[bytes], path: str | Path, line: bytes, first: bytes) -> Iterator[Case]:
+def _iter_cases(
+    handle: IO[bytes], path: str | Path, line: bytes, first: bytes, whole: bool
+) -> Iterator[Case]:
     seen: set[str] = set()
     with handle:
         if not line.endswith(b"\n"):
             return  # the header is the whole file
         for block in split_lines(handle, path, first, len(line)):
-            yield from map(to_case, decode_cases(block, path, seen)[0])
+            decoded = (
+                decode_cases(block, path, seen) if whole else decode_complete(block, path, seen)
+            )
+            if decoded is not None:  # (None: a last line still being written)
+                yield from map(to_case, decoded[0])
 
 
-def read_run_file(path: str | Path) -> RunFile:
-    run, cases = iter_run_file(path)
+def read_run_file(path: str | Path, *, whole: bool = False) -> RunFile:
+    run, cases = iter_run_file(path, whole=whole)
     return RunFile(run=run, cases=tuple(cases))
 
 

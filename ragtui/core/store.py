@@ -28,7 +28,14 @@ import pyarrow as pa
 
 from ragtui.core import committer, decoding, indexer, queries, tables
 from ragtui.core.decoding import FileState
-from ragtui.core.errors import RagtuiError, RunFileError, StoreError, shown_path
+from ragtui.core.errors import (
+    DiskFull,
+    IndexFault,
+    RagtuiError,
+    RunFileError,
+    StoreError,
+    shown_path,
+)
 from ragtui.core.indexer import IndexReport
 from ragtui.core.model import Case, Run
 from ragtui.core.paths import move_planted_links, planted
@@ -85,8 +92,11 @@ class Store:
         self.private = read_only  # the index is an in-memory copy of this process's own
         # why no run is written here though the folder is writable (the bundled demo), or None
         self.kept_as_is: str | None = None
+        self.full: str | None = None  # why the index is in memory though the folder is not
         self.notices = notices
         self.problems: list[RagtuiError] = []
+        # files whose incomplete last line was already said (said once, until it completes)
+        self._torn_said: set[bytes] = set()
 
     @property
     def index_path(self) -> Path:
@@ -96,6 +106,16 @@ class Store:
 
     @classmethod
     def open(cls, folder: str | Path, *, refresh: bool = True) -> Store:
+        """The folder's index, refreshed. A folder that cannot be written (read-only, or its
+        disk full) is browsed with an in-memory index, and said; commands that write fail."""
+        try:
+            return cls._open(folder, refresh=refresh)
+        except DiskFull as err:
+            full = f"{err}; browsing with an in-memory index meanwhile, commands that write fail"
+            return cls._open(folder, refresh=refresh, full=full)
+
+    @classmethod
+    def _open(cls, folder: str | Path, *, refresh: bool, full: str | None = None) -> Store:
         if not Path(folder).is_dir():
             raise StoreError(f"{shown_path(folder)}: no such folder")
         folder = Path(folder).resolve()  # file keys must not depend on the working directory
@@ -106,9 +126,10 @@ class Store:
         # (and DuckDB's spill directory, which it writes into and clears of its own temp files)
         fixed = (INDEX_NAME, INDEX_NAME + ".wal", INDEX_NAME + MARK_SUFFIX, INDEX_NAME + ".tmp")
         notices += move_planted_links(folder, fixed)
-        if planted(folder, fixed) or not _writable(folder, path):
+        if full is not None or planted(folder, fixed) or not _writable(folder, path):
             notices.append(
-                f"{shown_path(folder)} is read-only: browsing with an in-memory index; "
+                full
+                or f"{shown_path(folder)} is read-only: browsing with an in-memory index; "
                 "commands that write fail"
             )
             con, read_only, private = (
@@ -137,14 +158,21 @@ class Store:
                         "index; run files written here are picked up by the other one"
                     )
                     con, private = duckdb.connect(":memory:", config=_duckdb_config()), True
+                elif _disk_full(exc):  # no damage: nothing to move aside
+                    raise _store_error(path, exc) from None
                 else:
                     notices.append(_moved_aside(path, exc))
                     con = _connect_fresh(path)
         store = cls(folder, con, read_only=read_only, notices=notices)
         store.private = private
-        store._guard(store._prepare)
-        if refresh:
-            store.refresh()
+        store.full = full
+        try:
+            store._guard(store._prepare)
+            if refresh:
+                store.refresh()
+        except BaseException:
+            store.close()
+            raise
         return store
 
     def _prepare(self) -> None:
@@ -165,6 +193,8 @@ class Store:
         self.close()
 
     def require_writable(self, what: str) -> None:
+        if self.full is not None:
+            raise DiskFull(f"cannot {what}: {shown_path(self.folder)}: no space left on device")
         if self.read_only:
             raise StoreError(
                 f"cannot {what}: {shown_path(self.folder)} is open read-only ({self.notices[0]})"
@@ -219,7 +249,27 @@ class Store:
         A file's problem (malformed, unreadable, special) is in the report and in `problems`;
         a problem of the index itself (a full disk) raises StoreError.
         """
-        return self._guard(lambda: self._refresh(progress))
+        try:
+            return self._guard(lambda: self._refresh(progress))
+        except DiskFull as err:
+            if self.private:
+                raise
+            reason = f"{err}; browsing with an in-memory index meanwhile, commands that write fail"
+            self._to_memory(reason)
+            report = self._guard(lambda: self._refresh(progress))
+            report.notes.insert(0, reason)
+            return report
+
+    def _to_memory(self, reason: str) -> None:
+        """Go on with an in-memory index: the index file cannot be written (a full disk)."""
+        with self._rebuild_lock:
+            self.close()
+            self.notices.append(reason)
+            self._con = duckdb.connect(":memory:", config=_duckdb_config())
+            self.read_only = self.private = True
+            self.full = reason
+            self._generation += 1
+            self._prepare()
 
     def _refresh(self, progress: Callable[[Path], None] | None = None) -> IndexReport:
         started = time.perf_counter()
@@ -248,6 +298,8 @@ class Store:
         chosen = set(todo)
         size = sum(st.st_size for path, st in found if path in chosen)
 
+        torn: dict[bytes, str] = {}
+
         def done(path: Path, run_id: str | None, error: RagtuiError | None) -> None:
             if error is not None:
                 report.failed.append(error)
@@ -256,7 +308,21 @@ class Store:
             if progress is not None:
                 progress(path)
 
-        report.decoders = indexer.index_files(self, todo, done, size=size)
+        def on_torn(path: Path, line: int, n_cases: int) -> None:
+            torn[decoding.key(path)] = (
+                f"{shown_path(path)}: line {line}, its last, is incomplete (still being "
+                f"written?): {n_cases} complete case{'' if n_cases == 1 else 's'} indexed; "
+                "the rest follows when the line is complete"
+            )
+
+        report.decoders = indexer.index_files(self, todo, done, size=size, on_torn=on_torn)
+        for path in report.indexed:
+            path_key = decoding.key(path)
+            if path_key not in torn:
+                self._torn_said.discard(path_key)
+            elif path_key not in self._torn_said:
+                self._torn_said.add(path_key)
+                report.notes.append(torn[path_key])
         self.problems = report.failed
         report.seconds = time.perf_counter() - started
         return report
@@ -268,7 +334,10 @@ class Store:
         if state == old.state and not racy and not old.in_progress:
             return False
         if old.in_progress:  # read it again once its writer has finished (or died)
-            return state != old.state or not indexer.still_written(path)
+            if state != old.state:
+                return True
+            # (a last line without its newline: the same file reads the same, still running)
+            return not (indexer.still_written(path) or indexer.ends_mid_line(path))
         read_ns = time.time_ns()  # when this reading began (a later commit compares with it)
         try:
             same = indexer.sha256_of(path) == old.sha256
@@ -729,12 +798,24 @@ def _is_damage(exc: duckdb.Error) -> bool:
 
 def _store_error(path: Path, exc: duckdb.Error) -> StoreError:
     text = str(exc)
-    if "No space left" in text or f"errno {errno.ENOSPC}" in text.lower():
-        return StoreError(
+    if _disk_full(exc):
+        return DiskFull(
             f"cannot write the index {shown_path(path)}: no space left on device; "
             "free some space and try again (the run files are untouched)"
         )
-    return StoreError(f"index {shown_path(path)}: {_first_line(exc)}")
+    if isinstance(exc, duckdb.OutOfMemoryException) or text.startswith("Out of Memory"):
+        return IndexFault(
+            f"index {shown_path(path)}: DuckDB ran out of its {MEMORY_LIMIT} memory limit "
+            f"({_first_line(exc)}); RAGTUI_DUCKDB_MEMORY=1GB raises it"
+        )
+    return IndexFault(f"index {shown_path(path)}: {_first_line(exc)}")
+
+
+def _disk_full(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(
+        sign in text for sign in ("no space left", f"errno {errno.ENOSPC}", "disk quota exceeded")
+    )
 
 
 def _moved_aside(path: Path, exc: BaseException) -> str:

@@ -29,7 +29,7 @@ class NativeImporter:
 
     def load(self, path: Path, options: ImportOptions) -> list[RunFile]:
         try:
-            run_file = read_run_file(path)
+            run_file = read_run_file(path, whole=True)  # a cut last line is an error here
         except RunFileError as exc:
             raise ImportFormatError(str(exc)) from None
         # --name/--set do not rewrite a native run: its id and config are its identity

@@ -136,7 +136,7 @@ def open_folder(folder: str | Path, config: Config | None = None) -> Store:
     store = Store.open(folder, refresh=False)
     try:
         written, notices = _import_foreign(store, config or Config())
-        store.refresh()
+        notices += store.refresh().notes
     except BaseException:
         store.close()
         raise
@@ -144,7 +144,7 @@ def open_folder(folder: str | Path, config: Config | None = None) -> Store:
         store.notices.append(
             f"imported {len(written)} run(s) from foreign result files into {folder / 'imported'}"
         )
-    store.notices.extend(notices)
+    store.notices.extend(n for n in notices if n not in store.notices)
     return store
 
 
@@ -183,6 +183,7 @@ def refresh_workspace(workspace: Workspace) -> FolderChanges:
     file): what the live folder watch and the `r` key run. Call it off the UI thread."""
     _, notices = _import_foreign(workspace.store, workspace.config)
     report = workspace.store.refresh()
+    notices += report.notes
     by_path = {row.file.resolve(): row.id for row in workspace.store.run_rows()}
     changed = [by_path[key] for p in report.indexed if (key := Path(p).resolve()) in by_path]
     return FolderChanges(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -149,7 +150,14 @@ class RagtuiApp(App[None]):
 
         try:
             async for _ in awatch(
-                self.folder, watch_filter=_worth_a_look, debounce=300, step=50, recursive=True
+                self.folder,
+                watch_filter=lambda change, path: _worth_a_look(change, path, self.folder),
+                debounce=300,
+                step=50,
+                recursive=True,
+                # a subfolder this user cannot read stopped the watch for good; the scan says
+                # which (as it says an unreadable file)
+                ignore_permission_denied=True,
             ):
                 self.refresh_folder()
         except Exception as exc:  # e.g. the folder was deleted: say so, keep the app
@@ -309,7 +317,21 @@ def run_app(folder: Path, notice: str | None = None) -> int:
     return app.return_code or 0
 
 
-def _worth_a_look(change: object, path: str) -> bool:
-    """Changes that can alter the runs: not the index itself, not batch journals."""
+def _worth_a_look(change: object, path: str, folder: Path | None = None) -> bool:
+    """Changes that can alter the runs: not the index itself, not batch journals, nothing
+    reached through a symlinked folder (the scan does not follow one: a link to / made every
+    change on the machine a re-scan)."""
     name = Path(path).name
-    return not (name.startswith(".ragtui.duckdb") or name.endswith(".replies"))
+    if name.startswith(".ragtui.duckdb") or name.endswith(".replies"):
+        return False
+    if folder is not None:
+        try:
+            parts = Path(path).relative_to(os.path.abspath(folder)).parts[:-1]
+        except ValueError:  # (reported under another spelling of the folder: looked at)
+            return True
+        here = folder
+        for part in parts:
+            here = here / part
+            if here.is_symlink():
+                return False
+    return True

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from ragtui.cli import cli
@@ -156,3 +157,19 @@ def test_runs_prints_every_column_whole_however_many_metrics(tmp_path) -> None:
     assert " N " in header and row.startswith(long_id + " ")
     figures = row.split("qwen2.5:7b", 1)[1]  # (a long name is cut by design; figures never)
     assert figures.split() == ["4"] + ["94.8"] * 16
+
+
+def test_an_index_that_fails_itself_is_exit_1_with_its_cause_not_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB out of memory is no bad input (exit 2): a failure (1), saying what ran out."""
+    from ragtui.core import store as store_module
+
+    monkeypatch.setattr(store_module, "MEMORY_LIMIT", "1MB")
+    for k in range(3):
+        make_run(tmp_path, f"r-{k}", n=2)
+    result = CliRunner().invoke(cli, ["runs", str(tmp_path)])
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output and "aborted" not in result.output
+    assert "DuckDB ran out of its 1MB memory limit" in result.stderr
+    assert "RAGTUI_DUCKDB_MEMORY" in result.stderr

@@ -381,3 +381,68 @@ def test_the_index_has_no_copy_of_long_texts(tmp_path: Path) -> None:
         changed = store.case("texts-1", "case-001")
         assert changed is not None and changed.scores["faithfulness"].value == 0.5
         assert store.case("texts-1", "case-004") is None
+
+
+def _torn_note(path: Path, line: int, cases: int) -> str:
+    return (
+        f"{path}: line {line}, its last, is incomplete (still being written?): {cases} complete "
+        "cases indexed; the rest follows when the line is complete"
+    )
+
+
+def test_a_harness_mid_line_keeps_its_run_listed_as_in_progress(tmp_path: Path) -> None:
+    """A harness that appends without a lock (no batch of ragtui's), caught mid-line: the run
+    left the index with a 'skipped file' error until the line was complete (in the TUI it
+    flickered in and out and lost its A mark)."""
+    path = make_run(tmp_path, "live-1", n=3)
+    whole = path.read_bytes()
+    lines = whole.split(b"\n")
+    path.write_bytes(b"\n".join(lines[:3]) + b"\n" + lines[3][:60])  # line 4 half written
+    with Store.open(tmp_path, refresh=False) as store:
+        report = store.refresh()
+        assert store.problems == []
+        (row,) = store.run_rows()
+        assert (row.id, row.n_cases, row.in_progress) == ("live-1", 2, True)
+        assert report.notes == [_torn_note(path, 4, 2)]
+        again = store.refresh()  # nothing new: not read again, not said again
+        assert (again.indexed, again.notes, again.failed) == ([], [], [])
+        with path.open("ab") as handle:  # more of the line, still no newline
+            handle.write(lines[3][60:-5])
+        more = store.refresh()
+        assert (len(more.indexed), more.notes, store.problems) == (1, [], [])
+        path.write_bytes(whole)  # the line is complete
+        done = store.refresh()
+        assert done.notes == [] and store.problems == []
+        (row,) = store.run_rows()
+        assert (row.n_cases, row.in_progress) == (3, False)
+
+
+def test_a_last_line_cut_inside_a_utf8_sequence_is_a_line_being_written(tmp_path: Path) -> None:
+    path = make_run(tmp_path, "live-2", n=2)
+    lines = path.read_bytes().split(b"\n")
+    extra = lines[2].replace(b'"case-001"', b'"case-\xc3\xa9t\xc3\xa9"')
+    cut = extra.index(b"\xc3\xa9t") + 1  # inside the two bytes of the first 'é'
+    path.write_bytes(b"\n".join(lines[:3]) + b"\n" + extra[:cut])
+    with Store.open(tmp_path, refresh=False) as store:
+        assert store.refresh().notes == [_torn_note(path, 4, 2)]
+        assert store.problems == []
+        (row,) = store.run_rows()
+        assert (row.n_cases, row.in_progress) == (2, True)
+        # what reads the whole file (show, export, a re-judge) reads the complete cases too
+        assert [c.case_id for c in runfile.read_run_file(path).cases] == ["case-000", "case-001"]
+
+
+def test_a_complete_last_line_without_a_newline_is_a_case_and_a_bad_one_an_error(
+    tmp_path: Path,
+) -> None:
+    complete = make_run(tmp_path, "whole-1", n=2)
+    complete.write_bytes(complete.read_bytes().rstrip(b"\n"))
+    bad = make_run(tmp_path, "bad-1", n=2)
+    bad.write_bytes(bad.read_bytes().rstrip(b"\n").replace(b'"case-001"', b"1"))
+    with Store.open(tmp_path) as store:
+        assert [(r.id, r.n_cases, r.in_progress) for r in store.run_rows()] == [
+            ("whole-1", 2, False)
+        ]
+        assert [str(p) for p in store.problems] == [
+            f"{bad}:3: field 'case_id': expected a string, found int 1"
+        ]

@@ -152,8 +152,11 @@ def test_an_index_that_cannot_be_written_is_one_clear_error(tmp_path: Path) -> N
     assert {p: p.read_bytes() for p in files} == files  # the run files are untouched
 
 
-def test_a_full_disk_under_the_index_is_one_clear_error(tmp_path: Path) -> None:
-    """A real ENOSPC on a tiny tmpfs, where mounting one is allowed (root in a container)."""
+def test_a_full_disk_under_the_index_browses_in_memory_and_writing_fails(tmp_path: Path) -> None:
+    """A real ENOSPC on a tiny tmpfs, where mounting one is allowed (root in a container).
+    `ragtui runs` only reads: it refused ("no space left", exit 2) where a read-only folder
+    falls back to an in-memory index; now it browses so too, and a command that writes fails
+    (exit 1)."""
     mount = tmp_path / "tiny"
     mount.mkdir()
     done = subprocess.run(
@@ -166,18 +169,40 @@ def test_a_full_disk_under_the_index_is_one_clear_error(tmp_path: Path) -> None:
     try:
         source = make_run(tmp_path, "full-1", n=200)
         shutil.copy(source, mount)
-        out = subprocess.run(
-            [sys.executable, "-m", "ragtui", "runs", str(mount)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=REPO,
-        )
-        assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
+
+        def ragtui(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "ragtui", *args],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                cwd=REPO,
+            )
+
+        out = ragtui("runs", str(mount))
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
         (line,) = out.stderr.strip().splitlines()
         assert line == (
-            f"Error: cannot write the index {mount / '.ragtui.duckdb'}: {FULL} "
-            "(the run files are untouched)"
+            f"notice: cannot write the index {mount / '.ragtui.duckdb'}: {FULL} "
+            "(the run files are untouched); browsing with an in-memory index meanwhile, "
+            "commands that write fail"
+        )
+        assert out.stdout.splitlines()[1].startswith("full-1 ")
+        judged = ragtui(
+            "rejudge",
+            "full-1",
+            "-p",
+            str(mount),
+            "--provider",
+            "ollama",
+            "--url",
+            "http://127.0.0.1:9",
+            "--model",
+            "m",
+        )
+        assert judged.returncode == 1, judged.stderr
+        assert judged.stderr.strip().splitlines()[-1] == (
+            f"Error: cannot write a judged run: {mount}: no space left on device"
         )
         assert (mount / source.name).read_bytes() == source.read_bytes()
     finally:

@@ -147,10 +147,13 @@ def test_malformed_file_is_reported_and_the_others_load(tmp_path: Path) -> None:
         assert store.scores(["bad-1"]).num_rows == 0
 
 
-def test_truncated_file_is_not_half_indexed(tmp_path: Path) -> None:
+def test_a_broken_line_that_ends_with_its_newline_is_still_the_files_error(
+    tmp_path: Path,
+) -> None:
     path = make_run(tmp_path, "cut-1", n=8)
-    data = path.read_bytes()
-    path.write_bytes(data[: len(data) - 40])  # cut mid-line
+    lines = path.read_bytes().split(b"\n")
+    lines[8] = lines[8][:-40]  # line 9, the last case, cut short but with its newline
+    path.write_bytes(b"\n".join(lines))
     with Store.open(tmp_path) as store:
         assert store.runs().num_rows == 0
         assert store.cases("cut-1").num_rows == 0
@@ -354,4 +357,87 @@ def test_decoding_beside_committing_indexes_what_one_thread_does(
         "<folder>/twin.ragtui.jsonl:1: field 'id': run id 'synthetic-0001' is already used by "
         "<folder>/synthetic-0001.ragtui.jsonl",
         "<folder>/zbroken.ragtui.jsonl:8: field 'case_id': expected a string, found int 6",
+    ]
+
+
+def test_a_folder_of_many_tiny_runs_indexes_within_duckdbs_memory_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """~8,000 two-case files went into one INSERT of ~16,000 tiny Arrow tables, which DuckDB
+    scanned with per-thread buffers: out of its 256 MB (on 2 threads). Here 600 one-case files
+    under 16 MB (and 4 threads: with 1, DuckDB scanned them in far less) do that."""
+    from ragtui.core import store as store_module
+
+    monkeypatch.setattr(store_module, "MEMORY_LIMIT", "16MB")
+    monkeypatch.setenv("RAGTUI_DUCKDB_THREADS", "4")
+    text = make_run(tmp_path, "r-0000", n=1).read_text()
+    for k in range(1, 600):
+        (tmp_path / f"r-{k:04d}.ragtui.jsonl").write_text(
+            text.replace('"r-0000"', f'"r-{k:04d}"', 1)
+        )
+    with Store.open(tmp_path) as store:
+        assert [str(p) for p in store.problems] == []
+        assert store.runs().num_rows == 600
+        assert store._cursor().execute("SELECT count(*) FROM scores").fetchone() == (1200,)
+
+
+def test_a_failed_insert_reports_its_own_error_not_the_aborted_cleanup() -> None:
+    """After an INSERT fails, DuckDB's transaction is aborted and unregistering the batch
+    fails too ("transaction is aborted"): that second error used to replace the first."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (k VARCHAR PRIMARY KEY)")
+    con.execute("BEGIN TRANSACTION")
+    with pytest.raises(duckdb.ConstraintException, match='duplicate key "a"'):
+        committer._insert_all(con, "t", [pa.table({"k": ["a"]}), pa.table({"k": ["a"]})])
+
+
+def test_inserts_are_bounded_in_rows_and_keep_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    import duckdb
+
+    monkeypatch.setattr(committer, "INSERT_ROWS", 3)
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (k INTEGER)")
+    committer._insert_all(con, "t", [pa.table({"k": [i, i + 100]}) for i in range(5)])
+    assert sorted(r[0] for r in con.execute("SELECT k FROM t").fetchall()) == [
+        0,
+        1,
+        2,
+        3,
+        4,
+        100,
+        101,
+        102,
+        103,
+        104,
+    ]
+
+
+def test_an_unreadable_subfolder_is_reported_like_an_unreadable_file(
+    world_readable_dir: Path,
+) -> None:
+    """The scan skipped a subfolder it could not list without a word: its runs were missing
+    from every list with no mention."""
+    make_run(world_readable_dir, "open-1", n=2)
+    private = world_readable_dir / "private"
+    private.mkdir()
+    make_run(private, "hidden-1", n=2)
+    private.chmod(0o700 if os.geteuid() == 0 else 0o000)  # (root's: nobody cannot list it)
+    try:
+        result = run_as_reader(
+            world_readable_dir,
+            f"""
+            from ragtui.core.store import Store
+            with Store.open({str(world_readable_dir)!r}) as store:
+                print(store.runs().column("run_id").to_pylist())
+                print(*store.problems, sep="\\n")
+            """,
+        )
+    finally:
+        private.chmod(0o755)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "['open-1']",
+        f"{private}: is a folder that cannot be read (Permission denied)",
     ]

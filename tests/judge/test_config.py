@@ -245,3 +245,42 @@ def test_adhoc_judge() -> None:
         adhoc_judge("ollama", "gopher://h", "m")
     with pytest.raises(ConfigError, match=r"--timeout: expected a number from 0\.001 to 3600"):
         adhoc_judge("ollama", "http://h", "m", timeout=float("nan"))
+
+
+def test_a_config_place_that_cannot_be_checked_is_skipped_with_a_notice(
+    world_readable_dir: Path,
+) -> None:
+    """A home folder this user may not search: Path.is_file() raised PermissionError and the
+    command ended in a traceback. Now that place is skipped and said; the folder's own
+    ragtui.toml still applies."""
+    import os
+
+    from tests.core.as_reader import run_as_reader
+
+    locked = world_readable_dir / "locked"
+    (locked / "ragtui").mkdir(parents=True)
+    (locked / "ragtui" / "ragtui.toml").write_text("[compare]\nmargin = 9\n")
+    runs = world_readable_dir / "runs"
+    runs.mkdir()
+    (runs / "ragtui.toml").write_text("[compare]\nmargin = 3\n")
+    locked.chmod(0o700 if os.geteuid() == 0 else 0o000)  # (root's: nobody cannot search it)
+    try:
+        result = run_as_reader(
+            world_readable_dir,
+            f"""
+            import os
+            os.environ["XDG_CONFIG_HOME"] = {str(locked)!r}
+            from ragtui.config import load_config
+            config = load_config({str(runs)!r})
+            print(config.margin)
+            print(*config.notices, sep="\\n")
+            """,
+        )
+    finally:
+        locked.chmod(0o755)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert result.stdout.splitlines() == [
+        "0.03",
+        f"{locked}/ragtui/ragtui.toml: cannot be checked (Permission denied): skipped, its "
+        "settings are not used",
+    ]

@@ -394,3 +394,16 @@ def test_the_app_exits_non_zero_after_a_crash(history, monkeypatch) -> None:
     monkeypatch.setattr(RagtuiApp, "on_mount", boom)
     monkeypatch.setattr(RagtuiApp, "run", lambda self: original(self, headless=True))
     assert run_app(history) == 1
+
+
+def test_the_watch_ignores_what_lies_behind_a_symlinked_folder(tmp_path) -> None:
+    """The scan does not follow a symlinked folder; the watch did (a link to / made it walk
+    into /proc and stop): what changes behind one is not worth a re-scan."""
+    from ragtui.tui.app import _worth_a_look
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "root").symlink_to("/")
+    assert _worth_a_look(None, str(tmp_path / "sub" / "a.ragtui.jsonl"), tmp_path)
+    assert _worth_a_look(None, str(tmp_path / "b.ragtui.jsonl"), tmp_path)
+    assert not _worth_a_look(None, str(tmp_path / "root" / "proc" / "1" / "stat"), tmp_path)
+    assert not _worth_a_look(None, str(tmp_path / ".ragtui.duckdb.wal"), tmp_path)

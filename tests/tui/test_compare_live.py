@@ -201,3 +201,93 @@ async def test_a_rerun_deleted_under_compare_and_case_marks_its_side_changed(
         await wait_ready(app, pilot)
         assert "changed on disk" not in screen_text(app)
         assert compare.comparison.reruns_a == [history_diag.A]
+
+
+def _rewrite_run(folder: Path, source: str, target: str, **changes: object) -> None:
+    """`source`'s run file written again as `target` with its header changed (answers kept)."""
+    from dataclasses import replace
+
+    from ragtui.core.runfile import read_run_file, write_run_file
+
+    whole = read_run_file(folder / f"{source}.ragtui.jsonl")
+    write_run_file(folder / f"{target}.ragtui.jsonl", replace(whole.run, **changes), whole.cases)
+
+
+async def test_a_rerun_moved_to_another_config_marks_its_side_changed(diag, make_app) -> None:
+    """base-r2's header edited to another config: A's figures were the mean of base-r1 and
+    base-r2, a fresh Compare takes base-r1 alone, yet the open one showed no yellow line (the
+    moved rerun was looked for among A's reruns now, where it no longer is)."""
+    app = make_app(diag)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare(history_diag.A, history_diag.B)
+        await wait_ready(app, pilot)
+        compare = app.screen
+        assert isinstance(compare, CompareScreen)
+        assert compare.comparison.reruns_a == ["base-r1", "base-r2"]
+        _rewrite_run(diag, "base-r2", "base-r2", config_key="cfg-moved")
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        assert "A changed on disk: u updates the figures" in screen_text(app)
+        await pilot.press("u")
+        await wait_ready(app, pilot)
+        assert "changed on disk" not in screen_text(app)
+        assert compare.comparison.reruns_a == ["base-r1"]
+
+
+async def test_a_rejudge_of_a_side_that_lands_marks_that_side_changed(diag, make_app) -> None:
+    """A re-judge of B (kind rejudge, parent cand-1) lands while Compare is open: reopening
+    it would weigh that judge's grades, so the open one says B changed; another run of no
+    side's (a re-judge of alt-1) changes nothing."""
+    from ragtui.core.model import JudgeInfo
+
+    second = JudgeInfo("llama3.1:8b", "ollama", "p2")
+    app = make_app(diag)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare(history_diag.A, history_diag.B)
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, CompareScreen)
+        _rewrite_run(
+            diag, "alt-1", "rj-alt", id="rj-alt", kind="rejudge", parent="alt-1", judge=second
+        )
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        assert "changed on disk" not in screen_text(app)
+        _rewrite_run(
+            diag,
+            history_diag.B,
+            "rj-cand",
+            id="rj-cand",
+            kind="rejudge",
+            parent="cand-1",
+            judge=second,
+            config_key=None,
+        )
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        assert "B changed on disk: u updates the figures" in screen_text(app)
+        # and a re-judge of A by the same judge: A too (said after B, which changed first);
+        # after u both verdicts are shown
+        _rewrite_run(
+            diag,
+            history_diag.A,
+            "rj-base",
+            id="rj-base",
+            kind="rejudge",
+            parent="base-r1",
+            judge=second,
+            config_key=None,
+        )
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        assert "B and A changed on disk: u updates the figures" in screen_text(app)
+        await pilot.press("u")
+        await wait_ready(app, pilot)
+        assert "changed on disk" not in screen_text(app)
+        assert {(j.a, j.b) for j in app.screen.comparison.judges} >= {("rj-base", "rj-cand")}
+        # the re-judge of B removed: the comparison showed its verdict, so B changed again
+        (diag / "rj-cand.ragtui.jsonl").unlink()
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        assert "B changed on disk: u updates the figures" in screen_text(app)

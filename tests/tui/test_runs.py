@@ -783,3 +783,41 @@ async def test_in_an_empty_folder_every_run_key_says_no_run_is_highlighted(
             assert isinstance(app.screen, RunsScreen), key
             said = [n.message for n in app._notifications]
             assert "no run highlighted" in said, (key, said)
+
+
+async def test_a_marked_run_mid_line_keeps_its_mark_and_one_that_leaves_says_so(
+    history, make_app
+) -> None:
+    """A harness caught mid-line no longer makes the run vanish (and lose its A); a marked
+    run whose file does go is unmarked with a word, not silently."""
+    app = make_app(history)
+    path = history / f"baseline-1120{SUFFIX}"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        screen = app.screen
+        await pilot.press("a")
+        assert screen.marks == {"baseline-1120": "A"}
+        whole = path.read_bytes()
+        with path.open("ab") as handle:
+            handle.write(b'{"case_id": "late-01", "quest')  # the writer is mid-line
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        assert screen.marks == {"baseline-1120": "A"}
+        table = screen.query_one(RunTable)
+        assert "(running)" in cell(table, "baseline-1120", "run")
+        messages = [str(n.message) for n in app._notifications]
+        assert not any("skipped" in n.lower() or "late-01" in n for n in messages)
+        assert any(
+            f"{path}: line 26, its last, is incomplete (still being written?): 24 complete "
+            "cases indexed" in n
+            for n in messages
+        )
+        path.write_bytes(whole)
+        path.rename(history / "elsewhere.txt")
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        assert screen.marks == {}
+        assert (
+            "unmarked A baseline-1120: no longer in the folder (its file was removed, renamed "
+            "or cannot be read); mark it again when it is back"
+        ) in [str(n.message) for n in app._notifications]

@@ -296,7 +296,7 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
         if self.other_run_id:
             sides = {"A": self.other_run_id, **sides}
         c = self._comparison
-        shown = {} if c is None else {"A": c.reruns_a, "B": c.reruns_b}
+        shown = {} if c is None else c.made_from()
         try:
             hit = changed_sides(self.app.store, sides, changed, removed, shown=shown)  # type: ignore[attr-defined]
         except Exception as err:

@@ -297,7 +297,7 @@ class CompareScreen(FollowsTheFolder, Screen[None]):
     def check_sides(self, changed: list[str], removed: list[str]) -> None:
         sides = {"A": self.a_run_id, "B": self.b_run_id}
         c = self.comparison
-        shown = {} if c is None else {"A": c.reruns_a, "B": c.reruns_b}
+        shown = {} if c is None else c.made_from()
         try:
             hit = changed_sides(self.app.store, sides, changed, removed, shown=shown)  # type: ignore[attr-defined]
         except Exception as err:

@@ -228,9 +228,20 @@ class RunsScreen(Screen[None]):
             return
         known = set(self.marks)
         ids = {r.id for r in model.runs}
-        if known - ids:  # marked runs that are gone lose their marks
+        if known - ids:  # marked runs that are gone lose their marks, and it is said
+            lost = [f"A {self.baseline}"] if self.baseline and self.baseline not in ids else []
+            lost += [f"B {c}" for c in self.candidates if c not in ids]
             self.baseline = self.baseline if self.baseline in ids else None
             self.candidates = tuple(c for c in self.candidates if c in ids)
+            if lost:
+                self.notify(
+                    f"unmarked {', '.join(lost)}: no longer in the folder (its file was "
+                    "removed, renamed or cannot be read); mark it again when it is back",
+                    title="mark dropped",
+                    severity="warning",
+                    timeout=15,
+                    markup=False,
+                )
         self.model = model
         self.loaded = True
         if self._uncosted(model):

@@ -23,25 +23,37 @@ def changed_sides(
     *,
     shown: Mapping[str, Collection[str]] | None = None,
 ) -> list[str]:
-    """The sides ("A", "B", ...) whose run, or a rerun of it, was changed, added or removed.
-    A side's reruns are those of its config now; a removed rerun is gone from the index, so it
-    is matched against `shown`: the runs each side's figures were made from (a comparison's
-    reruns of A and of B)."""
+    """The sides ("A", "B", ...) whose figures a change in the folder outdates: any run the
+    side's figures were made from (`shown`: its reruns, the re-judges a comparison showed) or
+    would be made from now (the reruns of its config) that was changed, added or removed, and
+    any run added or changed whose parent is one of those (a re-judge that landed: reopening
+    shows the verdict under that judge). A run moved to another config, or removed, is gone
+    from the side's config now: it is matched against `shown`."""
     touched = set(changed) | set(removed)
+    parents: dict[str, str | None] | None = None
     out = []
     for side, run_id in sides.items():
         if run_id is None:
             continue
-        if run_id in touched or set(removed) & set((shown or {}).get(side, ())):
+        used = {run_id, *(shown or {}).get(side, ())}
+        if used & touched:
             out.append(side)
             continue
         try:
-            family = set(store.reruns(run_id))
+            used |= set(store.reruns(run_id))
         except Exception:  # the run itself is gone from the index: that is a change
             out.append(side)
             continue
-        if family & touched:
+        if used & touched:
             out.append(side)
+            continue
+        fresh = set(changed) - used
+        if fresh:
+            if parents is None:
+                rows = store.runs().select(["run_id", "parent"]).to_pylist()
+                parents = {r["run_id"]: r["parent"] for r in rows}
+            if any(parents.get(r) in used for r in fresh):
+                out.append(side)
     return out
 
 
