@@ -13,6 +13,7 @@ imported under a suffixed id (`id-2`) with a notice, so both survive.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +27,9 @@ from ragtui.importers._common import file_sha256
 from ragtui.importers._tabular import is_markdown_table
 
 IMPORTED = "imported"
+# A foreign file changed less than this long ago may still be being written (a tool saving
+# its results as the live watch looks): it waits, or its first rows became a run of their own.
+SETTLE_SECONDS = 1.0
 EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".eval", ".md", ".sqlite")  # .sqlite: TruLens
 # Hidden folders where a known tool keeps its results by default, and the one file in each that
 # holds them: DeepEval writes `.deepeval/.latest_test_run.json` (its cache, telemetry and key
@@ -103,9 +107,14 @@ def import_foreign_files(
     scales: Mapping[str, tuple[float, float]] | None = None,
     *,
     not_results: set[str] | None = None,
+    waiting: list[Path] | None = None,
+    settle: float = 0.0,
 ) -> tuple[list[Path], list[str]]:
     """Convert the folder's not-yet-converted foreign files; (written paths, one line per notice).
     `scales`: declared metric scales (`[metrics.NAME] scale` in ragtui.toml).
+
+    `settle` (the live watch: SETTLE_SECONDS): a file changed less than this long ago is not
+    converted yet (its writer may be mid-way); it goes into `waiting`, to look again later.
 
     `not_results`: sha256s of files already found to be in no known format; they are passed
     over in silence, and files newly found so are added to it (with one short notice, so a
@@ -129,8 +138,13 @@ def import_foreign_files(
             notices.append(f"not imported: {err}")
             continue
         present.add(sha)
-        if sha not in done and sha not in not_results:
-            pending.append((path, sha))
+        if sha in done or sha in not_results:
+            continue
+        if _changed_lately(path, settle):
+            if waiting is not None:
+                waiting.append(path)
+            continue
+        pending.append((path, sha))
     not_results.intersection_update(present)  # forget files that are gone or changed
     if not pending:
         return [], notices
@@ -176,6 +190,16 @@ def import_foreign_files(
         fmt = source.format if source else "native"
         notices.append(f"imported {path} ({fmt}): {len(run_files)} run(s), {cases} cases")
     return written, notices
+
+
+def _changed_lately(path: Path, settle: float) -> bool:
+    """Changed less than `settle` seconds ago (or stamped in the future by less: a clock a
+    little ahead is no reason to wait forever)."""
+    try:
+        age = time.time() - path.stat().st_mtime
+    except OSError:
+        return False  # the read that follows says what is wrong with it
+    return abs(age) < settle
 
 
 def recorded_run(run_file: RunFile, path: Path, sha: str, ids: set[str], notices: list[str]) -> Run:

@@ -9,7 +9,7 @@ from pathlib import Path
 from ragtui.config import Config, load_config
 from ragtui.core.errors import InputError, RagtuiError
 from ragtui.core.store import Store
-from ragtui.importers.folder import import_foreign_files
+from ragtui.importers.folder import SETTLE_SECONDS, import_foreign_files
 
 DEFAULT_FOLDER = Path("runs")
 
@@ -116,13 +116,21 @@ def _import_options(config: Config) -> dict[str, object]:
     return {"scales": dict(scales)} if scales else {}
 
 
-def _import_foreign(store: Store, config: Config) -> tuple[list[Path], list[str]]:
+def _import_foreign(
+    store: Store, config: Config, waiting: list[Path] | None = None
+) -> tuple[list[Path], list[str]]:
     """Convert the folder's new foreign files; files in no known format are mentioned once
-    (the index remembers them), not on every open."""
+    (the index remembers them), not on every open. `waiting` (the live watch): files changed
+    a moment ago are left for later, their writer may be mid-way; an open converts every file
+    as it is (`eval.py && ragtui gate …` runs right after the harness closed its file)."""
     known = store.not_results()
     found = set(known)
     written, notices = import_foreign_files(
-        store.folder, **_import_options(config), not_results=found
+        store.folder,
+        **_import_options(config),
+        not_results=found,
+        waiting=waiting,
+        settle=0.0 if waiting is None else SETTLE_SECONDS,
     )
     if found != known:
         store.remember_not_results(found)
@@ -172,16 +180,24 @@ class FolderChanges:
     removed: list[str]
     failed: list[str]  # one line per file that could not be read
     notices: list[str]
+    # foreign result files changed a moment ago, not converted yet: look again shortly
+    waiting: list[str] = field(default_factory=list)
 
     @property
     def any(self) -> bool:
         return bool(self.changed or self.removed or self.failed)
 
+    @property
+    def look_again(self) -> float | None:
+        """Seconds after which a waiting file may hold still (None: nothing waits)."""
+        return SETTLE_SECONDS + 0.25 if self.waiting else None
+
 
 def refresh_workspace(workspace: Workspace) -> FolderChanges:
     """Convert new foreign files, then index new and changed run files (a stat per unchanged
     file): what the live folder watch and the `r` key run. Call it off the UI thread."""
-    _, notices = _import_foreign(workspace.store, workspace.config)
+    waiting: list[Path] = []
+    _, notices = _import_foreign(workspace.store, workspace.config, waiting)
     report = workspace.store.refresh()
     notices += report.notes
     by_path = {row.file.resolve(): row.id for row in workspace.store.run_rows()}
@@ -191,4 +207,5 @@ def refresh_workspace(workspace: Workspace) -> FolderChanges:
         removed=list(report.removed),
         failed=[str(f) for f in report.failed],
         notices=notices,
+        waiting=[str(p) for p in waiting],
     )

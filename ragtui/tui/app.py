@@ -189,6 +189,8 @@ class RagtuiApp(App[None]):
         if changes.any or relist:
             for screen in self.screen_stack:
                 screen.post_message(RunsChanged(changes.changed, changes.removed))
+        if changes.look_again is not None:  # a result file still being written: look again
+            self.set_timer(changes.look_again, self.refresh_folder)
 
     def on_store_failed(self, message: StoreFailed) -> None:
         self.store_error = message.error

@@ -41,3 +41,38 @@ def test_opening_the_project_imports_the_deepeval_run(tmp_path: Path) -> None:
     assert any("imported" in n and "(deepeval): 1 run(s), 4 cases" in n for n in notices)
     assert not any("API_KEY" in n or "cache" in n for n in notices)
     assert import_foreign_files(project)[0] == []  # once only
+
+
+def test_the_live_watch_leaves_a_result_file_still_being_written_for_later(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A RAGAS CSV seen by the watch with its first row written became a run of its own, and
+    stayed beside the whole file's run as a fake rerun of its config. The watch now waits for
+    a file changed a moment ago; an open (`ragtui runs` after the harness) takes it as it is."""
+    import os
+    import time
+
+    from ragtui.config import Config
+    from ragtui.core.store import Store
+    from ragtui.services import workspace as workspaces
+    from ragtui.services.workspace import Workspace, refresh_workspace
+
+    # "a moment ago", made long: on a loaded machine the first row must not settle meanwhile
+    monkeypatch.setattr(workspaces, "SETTLE_SECONDS", 60.0)
+
+    rows = (DATA / "ragas" / "ragas_v04_refunds.csv").read_text(encoding="utf-8").splitlines()
+    results = tmp_path / "results.csv"
+    results.write_text("\n".join(rows[:2]) + "\n", encoding="utf-8")  # the header and a row
+    with Store.open(tmp_path) as store:
+        workspace = Workspace(folder=tmp_path, store=store, config=Config())
+        first = refresh_workspace(workspace)
+        assert first.waiting == [str(results)] and first.look_again is not None
+        assert not (tmp_path / "imported").exists()  # nothing converted from the first row
+
+        results.write_text("\n".join(rows) + "\n", encoding="utf-8")  # the harness is done
+        past = time.time() - 600  # and the file held still since
+        os.utime(results, (past, past))
+        done = refresh_workspace(workspace)
+        assert done.waiting == [] and done.look_again is None
+        assert len(list((tmp_path / "imported").iterdir())) == 1
+        assert len(store.cases(done.changed[0])) == len(rows) - 1  # every row, one run

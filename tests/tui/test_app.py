@@ -407,3 +407,24 @@ def test_the_watch_ignores_what_lies_behind_a_symlinked_folder(tmp_path) -> None
     assert _worth_a_look(None, str(tmp_path / "b.ragtui.jsonl"), tmp_path)
     assert not _worth_a_look(None, str(tmp_path / "root" / "proc" / "1" / "stat"), tmp_path)
     assert not _worth_a_look(None, str(tmp_path / ".ragtui.duckdb.wal"), tmp_path)
+
+
+async def test_a_result_file_still_being_written_is_looked_at_again(
+    history: Path, make_app, monkeypatch
+) -> None:
+    """The watch leaves a foreign result file changed a moment ago for later; nothing else may
+    stir the folder after its writer's last write, so the app looks again by itself."""
+    from ragtui.services import workspace as workspaces
+    from ragtui.services.workspace import FolderChanges
+
+    monkeypatch.setattr(workspaces, "SETTLE_SECONDS", 0.0)  # look again after 0.25 s
+    app = make_app(history)
+    async with app.run_test() as pilot:
+        await wait_ready(app, pilot)
+        looks: list[dict] = []
+        monkeypatch.setattr(app, "refresh_folder", lambda **kw: looks.append(kw))
+        app._folder_refreshed(FolderChanges([], [], [], [], waiting=["results.csv"]))
+        await pilot.pause(0.1)
+        assert looks == []  # not at once: the file is given time to hold still
+        await pilot.pause(0.4)
+        assert looks == [{}]
