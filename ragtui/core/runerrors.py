@@ -22,6 +22,13 @@ _BYTE = re.compile(r"\(byte (\d+)\)")
 _RANGE = re.compile(r"Expected `[^`]*` [<>]=? |out of range")
 
 
+class _Missing:
+    """The value found where a required field is missing: none, and the message says so."""
+
+
+MISSING = _Missing()
+
+
 class _BigInt:
     """An integer too long for Python's int(); kept as its digits, only to be shown."""
 
@@ -108,7 +115,7 @@ def _invalid(line: bytes, message: str, header: bool) -> LineProblem:
         value = ...
     if header and isinstance(value, dict):  # the version first: other versions, other fields
         if "ragtui_run" not in value:
-            return LineProblem("ragtui_run", str(EXPECTED["ragtui_run"]))
+            return LineProblem("ragtui_run", str(EXPECTED["ragtui_run"]), MISSING)
         version = value["ragtui_run"]
         if version != FORMAT_VERSION or isinstance(version, bool):
             return LineProblem("ragtui_run", f"format version {FORMAT_VERSION}", version)
@@ -118,7 +125,11 @@ def _invalid(line: bytes, message: str, header: bool) -> LineProblem:
         field, pattern, _ = steps[-1]
         name = missing.group(1)
         steps.append(
-            (f"{field}.{name}" if field else name, f"{pattern}.{name}" if pattern else name, ...)
+            (
+                f"{field}.{name}" if field else name,
+                f"{pattern}.{name}" if pattern else name,
+                MISSING,
+            )
         )
     while steps[-1][1] not in EXPECTED:  # e.g. one item of a scale: the scale is the field
         steps.pop()
@@ -172,6 +183,8 @@ def show(value: Any) -> str:
     """A found value for a message: its JSON type and (up to 60 characters of) its text."""
     if value is None:
         return "null"
+    if value is MISSING:
+        return "no such field"
     if isinstance(value, tuple):
         value = list(value)
     if isinstance(value, _BigInt):

@@ -166,9 +166,10 @@ def read_header_line(
 
 def parse_header(line: bytes, path: str | Path) -> tuple[HeaderLine, Any]:
     """Line 1 decoded and checked: (the header, created_at as naive UTC)."""
+    line = line.removeprefix(_BOM)  # (a line of a BOM alone is as empty as none)
     if not line.strip():
-        raise RunFileError(path, "expected a run header on line 1, found an empty file", line=1)
-    line = line.removeprefix(_BOM)
+        found = "an empty line" if line.endswith(b"\n") else "an empty file"
+        raise RunFileError(path, f"expected a run header on line 1, found {found}", line=1)
     try:
         header = HEADER_DECODER.decode(line)
         return header, check_header(header)

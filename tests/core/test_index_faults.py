@@ -278,7 +278,10 @@ def test_a_file_name_that_is_not_utf8_is_indexed_and_shown_escaped(tmp_path: Pat
         assert row.id == "cafe-1" and row.file == good and row.n_cases == 5
         assert store.case("cafe-1", "case-000") is not None
         (problem,) = store.problems
-        assert str(problem) == f"{tmp_path}/r\\xe9sultats{SUFFIX}:1: field 'id': expected a string"
+        assert (
+            str(problem)
+            == f"{tmp_path}/r\\xe9sultats{SUFFIX}:1: field 'id': expected a string, found no such field"
+        )
 
 
 # ---------------------------------------------------------------- runs being written

@@ -51,7 +51,15 @@ def test_broken_native_names_line_and_field(tmp_path: Path) -> None:
         ),
         (
             lambda text: text.replace('"case_id": "c1"', '"case_id": 5'),
-            r":2: field 'case_id': expected a string",
+            r":2: field 'case_id': expected a string, found int 5$",
+        ),
+        (  # a missing field said as missing (it said "expected a string" and no more)
+            lambda text: text.replace('"case_id": "c1", ', ""),
+            r":2: field 'case_id': expected a string, found no such field$",
+        ),
+        (  # a header line of a byte-order mark alone is an empty line
+            lambda text: "\ufeff\n" + text.split("\n", 1)[1],
+            r":1: expected a run header on line 1, found an empty line$",
         ),
     ],
 )
