@@ -11,6 +11,7 @@ from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import Widget
 
@@ -40,6 +41,9 @@ class RagtuiApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "ragtui"
     COMMANDS: ClassVar = App.COMMANDS | {ActionsProvider}
+    # why the live watch of the folder stopped (None: it runs, or was never asked for): the
+    # Runs status line says it for as long as it holds, not only the toast that fades
+    watch_stopped: var[str | None] = var(None)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit", tooltip="Quit ragtui"),
         Binding(
@@ -162,6 +166,7 @@ class RagtuiApp(App[None]):
                 self.refresh_folder()
         except Exception as exc:  # e.g. the folder was deleted: say so, keep the app
             self.notify(f"stopped watching {self.folder}: {exc}", severity="warning", markup=False)
+            self.watch_stopped = one_line(str(exc)) or type(exc).__name__
 
     @work(thread=True, exclusive=True, group="refresh")
     def refresh_folder(self, *, asked: bool = False, relist: bool = False) -> None:

@@ -428,3 +428,23 @@ async def test_a_result_file_still_being_written_is_looked_at_again(
         assert looks == []  # not at once: the file is given time to hold still
         await pilot.pause(0.4)
         assert looks == [{}]
+
+
+async def test_a_watch_that_stopped_stays_said_on_the_runs_line(
+    history: Path, make_app, monkeypatch
+) -> None:
+    """The live watch ending (the system's inotify limit reached, say) was one toast that
+    faded: from then on new run files never showed, and nothing on screen said why."""
+    import watchfiles
+
+    async def no_more_watches(*args, **kwargs):  # as watchfiles fails on a full inotify table
+        raise OSError("OS file watch limit reached")
+        yield  # (an async generator, as awatch is)
+
+    monkeypatch.setattr(watchfiles, "awatch", no_more_watches)
+    app = make_app(history, watch=True)
+    async with app.run_test(size=(200, 30)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.pause(0.1)
+        status = str(app.screen.query_one("#status").render())
+        assert "not watching the folder (OS file watch limit reached; r re-scans)" in status

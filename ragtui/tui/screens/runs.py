@@ -165,6 +165,7 @@ class RunsScreen(Screen[None]):
             Text.assemble(("ragtui", "bold"), " · Runs"), str(self.folder)
         )
         self._status("opening and indexing the runs folder…")
+        self.watch(self.app, "watch_stopped", lambda _: self._status(), init=False)
 
     # ------------------------------------------------------------ state
 
@@ -301,6 +302,9 @@ class RunsScreen(Screen[None]):
         if n:
             out.append(f" · {plural(n, 'file')} skipped", style="bold yellow")
             out.append(" (`ragtui runs` says why)", style="dim")
+        if self.ragtui.watch_stopped is not None:
+            out.append(" · not watching the folder", style="bold yellow")
+            out.append(f" ({printable(self.ragtui.watch_stopped)}; r re-scans)", style="dim")
 
     def _summary(self) -> Text:
         out = Text(no_wrap=True, overflow="ellipsis")
