@@ -289,3 +289,27 @@ async def test_the_history_says_it_lists_only_the_last_figures(sample_copy, make
         assert runs > 8 and "figures: the last 8" in text, text
         line = next(x for x in text.splitlines() if x.strip().startswith("faithfulness"))
         assert "… " in line and len(line.split("…")[1].split()) == 8, line
+
+
+async def test_a_case_whose_run_left_says_so_where_the_case_was(tmp_path: Path) -> None:
+    """`u` after the run's file was deleted: the yellow line went, the old case stayed drawn,
+    and the error was a toast and a red line far below (off screen at 40 rows)."""
+    from ragtui.core.runfile import SUFFIX
+    from tests.tui.conftest import write_history as write_fixed_history
+
+    folder = write_fixed_history(tmp_path / "runs")
+    app = RagtuiApp(folder, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_case("strict-1124", ["refund-00"], 0)
+        await wait_ready(app, pilot)
+        assert "Answer about refund number 0." in str(app.screen.query_one("#answer-b").render())
+        (folder / f"strict-1124{SUFFIX}").unlink()
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        await pilot.press("u")
+        await wait_ready(app, pilot)
+        question = str(app.screen.query_one("#case-question").render())
+        assert question.startswith("case: ") and "strict-1124" in question, question
+        assert "Answer about" not in str(app.screen.query_one("#answer-b").render())
+        assert "refund-00" in widget_text(app.screen.query_one("#case-title"))

@@ -312,6 +312,8 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
         if not self.case_ids or data.case_id != self.case_id:
             return
         self.data = data
+        self.query_one("#claims", ClaimsView).display = True  # (hidden while a case failed)
+        self.query_one("#chunks-box").display = True
         metrics = metrics_of(data)
         if self.metric is None or self.metric not in metrics:
             self.set_reactive(CaseScreen.metric, metrics[0] if metrics else None)
@@ -352,9 +354,19 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
         if not self.case_ids or message.case_id != self.case_id:
             return
         text = f"{message.what}: {message.error}"
-        if message.what == "case":
+        if message.what == "case":  # no case to show: say why where it would be, not below it
             self.query_one("#case-body").loading = False
-        self.query_one("#case-diagnosis", Static).update(lit(text, "bold red"))
+            self.data, self.diagnosis, self.classes_of_case = None, None, ()
+            self.query_one("#case-title", FittedLine).update(
+                join(lit("ragtui · Case ", "bold"), lit(message.case_id))
+            )
+            for panel in self.query("#case-body Static"):
+                panel.update("")
+            self.query_one("#case-question", Static).update(lit(text, "bold red"))
+            self.query_one("#claims", ClaimsView).display = False
+            self.query_one("#chunks-box").display = False
+        else:
+            self.query_one("#case-diagnosis", Static).update(lit(text, "bold red"))
         self.notify(printable(text), severity="error", markup=False)
 
     def on_runs_changed(self, message: RunsChanged) -> None:
