@@ -77,20 +77,30 @@ class ScoreGrid:
         the cells both hold. Hundreds of reruns of a config (a nightly job) cost a blink."""
         idx = np.asarray(rows, dtype=np.int64)
         n = idx.size
+        out = np.zeros((n, n), dtype=bool)
+        if n < 2:
+            return out  # (A alone: nothing to repeat)
         pick = (slice(None),) if metric is None else (metric,)
+        if n <= _PAIRWISE:  # a few runs: each pair at once, no copy of a million cells
+            for i in range(1, n):
+                for j in range(i):
+                    out[i, j] = out[j, i] = self._pair(idx[i], idx[j], pick)
+            return out
         state = self.state[(idx, *pick)].reshape(n, -1)
         # one code per cell: the value (+0.0 makes -0.0 equal 0.0 byte for byte), -1 an error
         code = np.where(state == 2, -1.0, self.value[(idx, *pick)].reshape(n, -1) + 0.0)
-        patterns, which = np.unique(state != 0, axis=0, return_inverse=True)
-        which = which.reshape(-1)
-        out = np.zeros((n, n), dtype=bool)
-        for a, held_a in enumerate(patterns):
-            rows_a = np.flatnonzero(which == a)
-            for b, held_b in enumerate(patterns):
+        held = state != 0
+        # runs by the cells they hold (a dict of the packed rows: np.unique over rows of a
+        # million cells took seconds a call)
+        grouped: dict[bytes, list[int]] = {}
+        for r, packed in enumerate(np.packbits(held, axis=1)):
+            grouped.setdefault(packed.tobytes(), []).append(r)
+        patterns = [(held[members[0]], np.asarray(members)) for members in grouped.values()]
+        for held_a, rows_a in patterns:
+            for held_b, rows_b in patterns:
                 both = held_a & held_b
                 if not both.any():
                     continue  # no case in common: nothing repeated
-                rows_b = np.flatnonzero(which == b)
                 keyed: dict[bytes, tuple[list[int], list[int]]] = {}
                 for side, members in ((0, rows_a), (1, rows_b)):
                     for r, key in zip(members, code[np.ix_(members, both)], strict=True):
@@ -99,6 +109,18 @@ class ScoreGrid:
                     if xs and ys and not (len(xs) == len(ys) == 1 and xs == ys):  # not itself
                         out[np.ix_(xs, ys)] = True
         return out
+
+    def _pair(self, a: int, b: int, pick: tuple[slice | int]) -> bool:
+        """Run a repeats run b (or b a: it is one relation) on the cells both hold."""
+        s1, s2 = self.state[(a, *pick)], self.state[(b, *pick)]
+        held = (s1 != 0) & (s2 != 0)
+        if not held.any() or not np.array_equal(s1[held], s2[held]):
+            return False
+        scored = held & (s1 == 1)
+        return bool(np.array_equal(self.value[(a, *pick)][scored], self.value[(b, *pick)][scored]))
+
+
+_PAIRWISE = 12  # up to this many runs, pair by pair; more (a nightly job's reruns), by key
 
 
 def _first_of_each(repeats: np.ndarray) -> list[int | None]:
