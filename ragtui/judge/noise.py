@@ -143,7 +143,7 @@ async def pipeline_rerun(
         runs = []
         for path in files:
             if is_run_file(path):
-                runs.append(read_run_file(path))
+                runs.append(read_run_file(path, whole=True))  # a cut file is an error
             else:
                 from ragtui.importers import load_file
 

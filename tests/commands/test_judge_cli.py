@@ -676,3 +676,36 @@ def test_two_runs_a_judge_grades_alike_are_not_called_a_cached_copy(
     text = invoke("compare", a, b, str(runs)).stdout
     assert "B is identical to A on every score" not in text
     assert "faithfulness: B equals A on all 8 cases" in text
+
+
+def test_noise_full_refuses_a_native_result_cut_mid_line(tmp_path: Path) -> None:
+    """A rerun command that crashed mid-line left a native file whose last case is cut: it
+    was copied in as a whole rerun, silently one case short (the index's reading, which
+    leaves a line still being written out, is no way to take a finished command's output)."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    parent = Run(id="base", name="base", created_at="2026-11-20T10:00:00Z", config={"k": 3})
+    cases = [
+        Case(case_id=f"c{i}", question="q", answer="a", scores={"m": Score(value=0.5)})
+        for i in range(3)
+    ]
+    write_run_file(runs / "base.ragtui.jsonl", parent, cases)
+    script = tmp_path / "pipeline.py"  # two whole cases, the third cut short, no newline
+    script.write_text(
+        "import json, pathlib, sys\n"
+        "head = {'ragtui_run': 1, 'id': 'x', 'created_at': '2026-11-20T10:00:00Z'}\n"
+        "case = lambda i: json.dumps(\n"
+        "    {'case_id': f'c{i}', 'question': 'q', 'answer': 'a', 'scores': {'m': {'value': 0.5}}}\n"
+        ")\n"
+        "text = json.dumps(head) + '\\n' + case(0) + '\\n' + case(1) + '\\n' + case(2)[:-7]\n"
+        "(pathlib.Path(sys.argv[1]) / 'r.ragtui.jsonl').write_text(text)\n",
+        encoding="utf-8",
+    )
+    user_config_path().parent.mkdir(parents=True, exist_ok=True)
+    user_config_path().write_text(
+        f'[rerun]\ncommand = "{sys.executable} {script} {{out}}"\n', encoding="utf-8"
+    )
+    result = invoke("noise", "base", str(runs), "--full", "--times", "2")
+    assert result.exit_code != 0, result.output
+    assert "r.ragtui.jsonl:4: expected one JSON object per line" in result.output, result.output
+    assert not list(runs.glob("base--full-*.ragtui.jsonl"))  # no short rerun written
