@@ -33,9 +33,11 @@ def open_into(into: Path) -> Store:
         store = Store.open(into)
     except (OSError, RagtuiError) as exc:
         raise RagtuiError(f"{into}: cannot open the runs folder ({exc})") from None
-    if store.read_only:
+    try:
+        store.require_writable("import")  # read-only, or its disk full: each says which
+    except RagtuiError as exc:
         store.close()
-        raise RagtuiError(f"{into} is read-only: nothing imported")
+        raise type(exc)(f"{exc}: nothing imported") from None  # (a full disk stays exit 1)
     return store
 
 

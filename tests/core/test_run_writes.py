@@ -205,6 +205,12 @@ def test_a_full_disk_under_the_index_browses_in_memory_and_writing_fails(tmp_pat
             f"Error: cannot write a judged run: {mount}: no space left on device"
         )
         assert (mount / source.name).read_bytes() == source.read_bytes()
+        # an import into it says the disk is full (it said "is read-only"), exit 1
+        imported = ragtui("import", str(source), "--into", str(mount))
+        assert imported.returncode == 1, imported.stderr
+        assert imported.stderr.strip().splitlines()[-1] == (
+            f"Error: cannot import: {mount}: no space left on device: nothing imported"
+        )
     finally:
         subprocess.run(["umount", str(mount)], capture_output=True, timeout=30)
 
