@@ -87,3 +87,34 @@ def test_a_floor_held_within_float_rounding_reads_as_rounded() -> None:
     from ragtui.format import pts_apart
 
     assert pts_apart(0.8000000000000003, 0.8) == "80"
+
+
+def test_a_name_cut_in_the_middle_fits_its_cells_whatever_its_script() -> None:
+    """Widths were counted in characters: an id of CJK characters, two cells each, took
+    twice its room and pushed the case table's figures off an 80-column pane."""
+    import pyarrow as pa
+    from rich.cells import cell_len  # the terminal's count, independent of ragtui's
+
+    from ragtui.format import middle_cut
+    from ragtui.tui.widgets.case_table import display_table
+
+    for name in ("案例" * 40 + "-009", "case-" * 20 + "009", "é́" * 30 + "end"):
+        cut = middle_cut(name, 20)
+        assert cell_len(cut) <= 20 and "…" in cut, cut
+        assert cut.endswith(name[-3:])  # the distinct end stays
+    ids = ["案例" * 15 + f"{i:03d}" for i in range(3)]
+    rows = pa.table(
+        {
+            "case_id": ids,
+            "metric": ["m"] * 3,
+            "a": [0.5] * 3,
+            "b": [0.4] * 3,
+            "delta": [-0.1] * 3,
+            "question": ["q" * 100] * 3,
+        }
+    )
+    table = display_table(rows, pane_width=80)
+    used = sum(
+        max(cell_len(str(v)) for v in [n, *table[n].to_pylist()]) + 2 for n in table.column_names
+    )
+    assert used <= 80 and len(set(table["case"].to_pylist())) == 3

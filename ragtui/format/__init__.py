@@ -48,6 +48,7 @@ from ragtui.format.glossary import (
     column_help,
 )
 from ragtui.format.numbers import (
+    cells,
     interval,
     middle_cut,
     middle_cut_all,
@@ -116,6 +117,7 @@ __all__ = [
     "case_count",
     "case_retrieval_text",
     "cause_text",
+    "cells",
     "chunk_fate_text",
     "chunk_mark",
     "claim_change_detail",

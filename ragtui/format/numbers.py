@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -111,16 +112,37 @@ def _abbreviate(name: str, keep: int) -> str:
 SHORT_METRIC_WIDTH = 16  # a metric's column header is at most this wide (then 20, 24: unique)
 
 
+def cells(text: str) -> int:
+    """The terminal cells `text` takes: two for a wide (CJK) character, none for a combining
+    mark, one for any other (the text is printable: see `printable`)."""
+    return sum(
+        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        for ch in text
+    )
+
+
+def _fit(chars: Iterable[str], room: int) -> str:
+    out, used = [], 0
+    for ch in chars:
+        used += cells(ch)
+        if used > room:
+            break
+        out.append(ch)
+    return "".join(out)
+
+
 def middle_cut(text: str, width: int) -> str:
-    """`text` in at most `width` characters, cut in the middle with "…": both ends stay, so
-    names that share a long prefix (case ids, metric names) still read apart by their ends."""
-    if len(text) <= width:
+    """`text` in at most `width` terminal cells, cut in the middle with "…": both ends stay,
+    so names that share a long prefix (case ids, metric names) still read apart by their ends.
+    Counted in cells: a wide (CJK) name takes no more room than a Latin one."""
+    if cells(text) <= width:
         return text
     if width <= 1:
         return "…"[:width]
-    tail = width // 2  # the end (a number, a suffix) tells names apart most often
-    head = width - 1 - tail
-    return f"{text[:head].rstrip()}…{text[len(text) - tail :].lstrip()}"
+    tail_room = width // 2  # the end (a number, a suffix) tells names apart most often
+    tail = _fit(reversed(text), tail_room)[::-1]
+    head = _fit(text, width - 1 - cells(tail))
+    return f"{head.rstrip()}…{tail.lstrip()}"
 
 
 def middle_cut_all(names: Iterable[str], width: int) -> dict[str, str]:

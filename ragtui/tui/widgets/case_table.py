@@ -24,7 +24,7 @@ from textual_fastdatatable import ArrowBackend
 from textual_fastdatatable import DataTable as FastTable
 
 from ragtui.core.case_history import CaseClass
-from ragtui.format import middle_cut_all, printable, pts, short_metrics, signed_pts
+from ragtui.format import cells, middle_cut_all, printable, pts, short_metrics, signed_pts
 from ragtui.tui.widgets.literal import excerpt, join, lit
 
 QUESTION_WIDTH = 70
@@ -121,11 +121,11 @@ def display_table(
     # the figures always show: a case id longer than the room they leave (beside a question
     # of QUESTION_MIN) is cut in the middle, its distinct end kept
     room = max(CASE_MIN, pane_width - used - 2 - 2 - QUESTION_MIN - 2)
-    if any(len(i) > room for i in ids):
+    if any(cells(i) > room for i in ids):
         cut = middle_cut_all(ids, room)
         ids = [cut[i] for i in ids]
     out = {"case": ids, **out}
-    used += max([len("case"), *(len(i) for i in ids[:1000])]) + 2
+    used += max([len("case"), *(cells(i) for i in ids[:1000])]) + 2
     width = max(QUESTION_MIN, pane_width - used - 2 - 2)
     out["question"] = [excerpt(q, width, ellipsis="...") for q in rows["question"].to_pylist()]
     return pa.table(out)
