@@ -102,6 +102,8 @@ def test_a_name_cut_in_the_middle_fits_its_cells_whatever_its_script() -> None:
         cut = middle_cut(name, 20)
         assert cell_len(cut) <= 20 and "…" in cut, cut
         assert cut.endswith(name[-3:])  # the distinct end stays
+    # no combining mark left without its letter, on top of the "…"
+    assert middle_cut("a\u0301bcdefg\u0301h", 3) == "a\u0301…h"
     ids = ["案例" * 15 + f"{i:03d}" for i in range(3)]
     rows = pa.table(
         {
@@ -118,3 +120,15 @@ def test_a_name_cut_in_the_middle_fits_its_cells_whatever_its_script() -> None:
         max(cell_len(str(v)) for v in [n, *table[n].to_pylist()]) + 2 for n in table.column_names
     )
     assert used <= 80 and len(set(table["case"].to_pylist())) == 3
+
+
+def test_a_rescan_that_found_a_file_still_being_written_says_so() -> None:
+    """`r` right after a tool wrote its CSV said "nothing changed"; the run came a second
+    later, unannounced."""
+    from ragtui.format import rescan_text
+
+    assert rescan_text(0, 0, 0) == "nothing changed"
+    assert rescan_text(0, 0, 0, 1) == "1 result file still being written"
+    assert rescan_text(2, 0, 1, 2) == (
+        "2 runs new or changed · 1 file skipped · 2 result files still being written"
+    )

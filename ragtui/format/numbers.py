@@ -141,6 +141,8 @@ def middle_cut(text: str, width: int) -> str:
         return "…"[:width]
     tail_room = width // 2  # the end (a number, a suffix) tells names apart most often
     tail = _fit(reversed(text), tail_room)[::-1]
+    while tail and unicodedata.combining(tail[0]):  # a mark without its letter would sit on "…"
+        tail = tail[1:]
     head = _fit(text, width - 1 - cells(tail))
     return f"{head.rstrip()}…{tail.lstrip()}"
 

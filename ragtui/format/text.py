@@ -147,14 +147,16 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def rescan_text(changed: int, removed: int, failed: int) -> str:
+def rescan_text(changed: int, removed: int, failed: int, waiting: int = 0) -> str:
     """What a re-scan of the runs folder found, nothing included: "2 runs new or changed · 1
-    gone · 1 file skipped"."""
+    gone · 1 file skipped · 1 result file still being written"."""
     parts = [plural(changed, "run") + " new or changed"] if changed else []
     if removed:
         parts.append(f"{removed} gone")
     if failed:
         parts.append(plural(failed, "file") + " skipped")
+    if waiting:  # imported once it holds still: not "nothing changed"
+        parts.append(plural(waiting, "result file") + " still being written")
     return " · ".join(parts) or "nothing changed"
 
 

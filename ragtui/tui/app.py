@@ -69,6 +69,7 @@ class RagtuiApp(App[None]):
         self.notice = notice
         self.workspace: Workspace | None = None
         self.store_error: str | None = None  # why the folder could not be opened
+        self._look_pending = False  # a look again at result files still being written is due
         self.runs_screen = RunsScreen(self.folder)
 
     @property
@@ -183,7 +184,12 @@ class RagtuiApp(App[None]):
             return
         self.call_from_thread(self._folder_refreshed, changes, relist)
         if asked:
-            found = rescan_text(len(changes.changed), len(changes.removed), len(changes.failed))
+            found = rescan_text(
+                len(changes.changed),
+                len(changes.removed),
+                len(changes.failed),
+                len(changes.waiting),
+            )
             self.call_from_thread(self.notify, found, title="re-scanned")
 
     def _folder_refreshed(self, changes: FolderChanges, relist: bool = False) -> None:
@@ -194,8 +200,15 @@ class RagtuiApp(App[None]):
         if changes.any or relist:
             for screen in self.screen_stack:
                 screen.post_message(RunsChanged(changes.changed, changes.removed))
-        if changes.look_again is not None:  # a result file still being written: look again
-            self.set_timer(changes.look_again, self.refresh_folder)
+        # a result file still being written: look again once it may hold still (one look
+        # pending at a time: a writer that goes on must not start a chain of them per write)
+        if changes.look_again is not None and not self._look_pending:
+            self._look_pending = True
+            self.set_timer(changes.look_again, self._look_again)
+
+    def _look_again(self) -> None:
+        self._look_pending = False
+        self.refresh_folder()
 
     def on_store_failed(self, message: StoreFailed) -> None:
         self.store_error = message.error

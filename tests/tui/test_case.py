@@ -312,4 +312,13 @@ async def test_a_case_whose_run_left_says_so_where_the_case_was(tmp_path: Path) 
         question = str(app.screen.query_one("#case-question").render())
         assert question.startswith("case: ") and "strict-1124" in question, question
         assert "Answer about" not in str(app.screen.query_one("#answer-b").render())
-        assert "refund-00" in widget_text(app.screen.query_one("#case-title"))
+        assert "refund-00  1 / 1 in list" in widget_text(app.screen.query_one("#case-title"))
+        # the file back, `u`: the case shows, and j / k walk its claims again
+        write_fixed_history(tmp_path / "again")
+        (tmp_path / "again" / f"strict-1124{SUFFIX}").rename(folder / f"strict-1124{SUFFIX}")
+        app.refresh_folder()
+        await wait_ready(app, pilot)
+        await pilot.press("u")
+        await wait_ready(app, pilot)
+        assert "Answer about refund number 0." in str(app.screen.query_one("#answer-b").render())
+        assert isinstance(app.focused, ClaimsView), app.focused

@@ -357,14 +357,13 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
         if message.what == "case":  # no case to show: say why where it would be, not below it
             self.query_one("#case-body").loading = False
             self.data, self.diagnosis, self.classes_of_case = None, None, ()
-            self.query_one("#case-title", FittedLine).update(
-                join(lit("ragtui · Case ", "bold"), lit(message.case_id))
-            )
+            self._refresh_title()  # the id as every title shows it (escaped, cut in the middle)
             for panel in self.query("#case-body Static"):
                 panel.update("")
             self.query_one("#case-question", Static).update(lit(text, "bold red"))
             self.query_one("#claims", ClaimsView).display = False
             self.query_one("#chunks-box").display = False
+            self._focused_once = False  # (the hidden claims lost the focus: give it back later)
         else:
             self.query_one("#case-diagnosis", Static).update(lit(text, "bold red"))
         self.notify(printable(text), severity="error", markup=False)
