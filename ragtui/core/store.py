@@ -819,17 +819,32 @@ def _disk_full(exc: BaseException) -> bool:
 
 
 def _moved_aside(path: Path, exc: BaseException) -> str:
+    wal = path.with_name(path.name + ".wal")
+    if _empty_file(path) and (not wal.exists() or _empty_file(wal)):
+        # nothing in it to keep (a start cut short, a full disk): on a full disk every command
+        # moved one more empty file aside, `.corrupt-<time>` piling up beside the runs
+        path.unlink(missing_ok=True)
+        wal.unlink(missing_ok=True)
+        return f"index {shown_path(path)} was an empty file: rebuilt from the run files"
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     aside = path.with_name(f"{path.name}.corrupt-{stamp}")
     if path.exists():
         path.replace(aside)
-    wal = path.with_name(path.name + ".wal")
     if wal.exists():
         wal.replace(aside.with_name(aside.name + ".wal"))
     return (
         f"index {shown_path(path)} was unreadable ({_first_line(exc)}); moved to {aside.name} "
         "and rebuilt from the run files"
     )
+
+
+def _empty_file(path: Path) -> bool:
+    """A plain file of no bytes (a link or anything else is not empty: it is moved aside)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat_module.S_ISREG(info.st_mode) and info.st_size == 0
 
 
 def _first_line(exc: BaseException) -> str:

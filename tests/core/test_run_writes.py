@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -188,6 +189,10 @@ def test_a_full_disk_under_the_index_browses_in_memory_and_writing_fails(tmp_pat
             "commands that write fail"
         )
         assert out.stdout.splitlines()[1].startswith("full-1 ")
+        # again and again: no empty index moved aside by each command (".corrupt-<time>")
+        for _ in range(2):
+            assert ragtui("runs", str(mount)).returncode == 0
+        assert not list(mount.glob(".ragtui.duckdb.corrupt-*"))
         judged = ragtui(
             "rejudge",
             "full-1",
@@ -211,6 +216,14 @@ def test_a_full_disk_under_the_index_browses_in_memory_and_writing_fails(tmp_pat
         assert imported.stderr.strip().splitlines()[-1] == (
             f"Error: cannot import: {mount}: no space left on device: nothing imported"
         )
+        # a disk so full the index is left an empty file: each command moved one more aside
+        for index in mount.glob(".ragtui.duckdb*"):
+            index.unlink()
+        with contextlib.suppress(OSError), (mount / "filler").open("wb") as filler:
+            filler.write(bytes(1 << 20))
+        for _ in range(3):
+            assert ragtui("runs", str(mount)).returncode == 0
+        assert not list(mount.glob(".ragtui.duckdb.corrupt-*")), sorted(mount.iterdir())
     finally:
         subprocess.run(["umount", str(mount)], capture_output=True, timeout=30)
 
