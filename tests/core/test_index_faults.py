@@ -203,6 +203,12 @@ def _open_damaged(folder: Path, damaged: bytes, files: dict[str, bytes]) -> list
 def test_a_truncated_index_is_moved_aside_and_rebuilt(tmp_path: Path, keep: float) -> None:
     folder, index, files = _damaged_copies(tmp_path)
     notices = _open_damaged(folder, index[: int(len(index) * keep)], files)
+    if keep == 0.0:  # an empty file holds nothing to keep: removed, not moved aside
+        assert notices == [
+            f"index {folder / INDEX_NAME} was an empty file: rebuilt from the run files"
+        ]
+        assert not list(folder.glob(INDEX_NAME + ".corrupt-*"))
+        return
     assert len(notices) == 1 and "unreadable" in notices[0] and "rebuilt" in notices[0]
     assert len(list(folder.glob(INDEX_NAME + ".corrupt-*"))) == 1
 
