@@ -181,8 +181,9 @@ def group_means(
     as a comparison leaves it out of A: the group's line is the A a comparison shows."""
     out: dict[str, tuple[dict[str, float], int]] = {}
     for key, ids in groups.items():
-        names = store.metrics(ids)
-        grid = ScoreGrid(store.scores(ids, names, ordered=False), ids, names)
+        table = store.scores(ids, ordered=False)  # every metric: one query a group
+        names = sorted(pc.unique(table["metric"]).to_pylist())
+        grid = ScoreGrid(table, ids, names)
         if not grid.case_ids.size:
             continue
         held = (grid.state != 0).sum(axis=(1, 2))

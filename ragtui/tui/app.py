@@ -337,21 +337,20 @@ def run_app(folder: Path, notice: str | None = None) -> int:
     return app.return_code or 0
 
 
-def _worth_a_look(change: object, path: str, folder: Path | None = None) -> bool:
+def _worth_a_look(change: object, path: str, folder: Path) -> bool:
     """Changes that can alter the runs: not the index itself, not batch journals, nothing
     reached through a symlinked folder (the scan does not follow one: a link to / made every
     change on the machine a re-scan)."""
     name = Path(path).name
     if name.startswith(".ragtui.duckdb") or name.endswith(".replies"):
         return False
-    if folder is not None:
-        try:
-            parts = Path(path).relative_to(os.path.abspath(folder)).parts[:-1]
-        except ValueError:  # (reported under another spelling of the folder: looked at)
-            return True
-        here = folder
-        for part in parts:
-            here = here / part
-            if here.is_symlink():
-                return False
+    try:
+        parts = Path(path).relative_to(os.path.abspath(folder)).parts[:-1]
+    except ValueError:  # (reported under another spelling of the folder: looked at)
+        return True
+    here = folder
+    for part in parts:
+        here = here / part
+        if here.is_symlink():
+            return False
     return True
