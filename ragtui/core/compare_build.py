@@ -503,10 +503,14 @@ class Builder:
 # ---------------------------------------------------------------- judge robustness
 
 
-def judge_verdicts(store: Store, c: Comparison) -> tuple[list[JudgeVerdict], list[Note]]:
-    """A vs B under every judge that re-graded both A's and B's answers (re-judge runs), beside
-    the runs' own judge; a note per metric whose decided verdicts differ between judges."""
-    from ragtui.core.compare import JudgeVerdict, compare_runs
+JudgeKey = tuple[str | None, str | None]  # a judge: its model and its prompts
+
+
+def _other_judges(
+    store: Store, c: Comparison
+) -> tuple[dict[JudgeKey, list[str]], dict[JudgeKey, list[str]], JudgeKey, list[JudgeKey]]:
+    """A's and B's re-judges by judge (latest first), the runs' own judge, and the judges
+    other than it that re-graded both."""
     from ragtui.judge.prompts import prompt_set
 
     rows = store.runs().select(["run_id", "kind", "parent", "judge_model", "judge_prompt_hash"])
@@ -514,8 +518,8 @@ def judge_verdicts(store: Store, c: Comparison) -> tuple[list[JudgeVerdict], lis
 
     # a judge is its model and its prompts, whichever metrics a re-judge graded: a re-judge of
     # A on every metric and one of B on faithfulness alone are one judge on faithfulness
-    def rejudges(parent: str) -> dict[tuple[str | None, str | None], list[str]]:
-        found: dict[tuple[str | None, str | None], list[str]] = {}
+    def rejudges(parent: str) -> dict[JudgeKey, list[str]]:
+        found: dict[JudgeKey, list[str]] = {}
         for r in runs:  # oldest first: the latest re-judge of a judge comes first
             if r["kind"] == "rejudge" and r["parent"] == parent:
                 key = (r["judge_model"], prompt_set(r["judge_prompt_hash"]))
@@ -524,7 +528,25 @@ def judge_verdicts(store: Store, c: Comparison) -> tuple[list[JudgeVerdict], lis
 
     by_a, by_b = rejudges(c.a), rejudges(c.b)
     own = (c.run_a.judge.model, prompt_set(c.run_a.judge.prompt_hash))
-    others = [k for k in by_a if k in by_b and k != own]
+    return by_a, by_b, own, [k for k in by_a if k in by_b and k != own]
+
+
+def judged_by_others(store: Store, c: Comparison) -> dict[str, set[str]]:
+    """The re-judges of A and of B ("A", "B") under every judge that re-graded both (the runs'
+    own judge aside): what the verdict per judge would be made from if it were made now."""
+    by_a, by_b, _, others = _other_judges(store, c)
+    return {
+        "A": {r for k in others for r in by_a[k]},
+        "B": {r for k in others for r in by_b[k]},
+    }
+
+
+def judge_verdicts(store: Store, c: Comparison) -> tuple[list[JudgeVerdict], list[Note]]:
+    """A vs B under every judge that re-graded both A's and B's answers (re-judge runs), beside
+    the runs' own judge; a note per metric whose decided verdicts differ between judges."""
+    from ragtui.core.compare import JudgeVerdict, compare_runs
+
+    by_a, by_b, own, others = _other_judges(store, c)
     if not others:
         return [], []
 

@@ -10,6 +10,7 @@ import pytest
 from textual_fastdatatable import DataTable as FastTable
 
 from ragtui.format import pts, short_pts
+from ragtui.services import comparing
 from ragtui.tui.screens.case import CaseScreen
 from ragtui.tui.screens.compare import CompareScreen
 from ragtui.tui.widgets.metric_table import COLUMNS, MetricTable
@@ -236,9 +237,11 @@ async def test_a_rerun_moved_to_another_config_marks_its_side_changed(diag, make
 
 
 async def test_a_rejudge_of_a_side_that_lands_marks_that_side_changed(diag, make_app) -> None:
-    """A re-judge of B (kind rejudge, parent cand-1) lands while Compare is open: reopening
-    it would weigh that judge's grades, so the open one says B changed; another run of no
-    side's (a re-judge of alt-1) changes nothing."""
+    """Compare shows a verdict per judge only for a judge that re-graded both A and B. A
+    re-judge of B alone (kind rejudge, parent cand-1) changes no figure, so nothing is said;
+    a re-judge of A by the same judge then lands, and the open Compare says A changed; after
+    `u` the verdict under that judge is shown. Another run of no side's (a re-judge of alt-1)
+    changes nothing."""
     from ragtui.core.model import JudgeInfo
 
     second = JudgeInfo("llama3.1:8b", "ollama", "p2")
@@ -266,9 +269,16 @@ async def test_a_rejudge_of_a_side_that_lands_marks_that_side_changed(diag, make
         )
         app.refresh_folder()
         await wait_ready(app, pilot)
-        assert "B changed on disk: u updates the figures" in screen_text(app)
-        # and a re-judge of A by the same judge: A too (said after B, which changed first);
-        # after u both verdicts are shown
+        assert "changed on disk" not in screen_text(app)  # B alone: no verdict under it
+        # (as compared afresh: the same figures, and no verdict under the second judge)
+        again = comparing.compare(app.workspace, history_diag.A, history_diag.B)
+        shown = app.screen.comparison
+        assert not again.judges
+        assert [(m.metric, m.delta, m.verdict) for m in again.metrics] == [
+            (m.metric, m.delta, m.verdict) for m in shown.metrics
+        ]
+        # and a re-judge of A by the same judge: that judge re-graded both sides now; after u
+        # both verdicts are shown
         _rewrite_run(
             diag,
             history_diag.A,
@@ -281,7 +291,7 @@ async def test_a_rejudge_of_a_side_that_lands_marks_that_side_changed(diag, make
         )
         app.refresh_folder()
         await wait_ready(app, pilot)
-        assert "B and A changed on disk: u updates the figures" in screen_text(app)
+        assert "A changed on disk: u updates the figures" in screen_text(app)
         await pilot.press("u")
         await wait_ready(app, pilot)
         assert "changed on disk" not in screen_text(app)

@@ -27,6 +27,7 @@ from textual_fastdatatable import DataTable as FastTable
 from ragtui import format as fmt
 from ragtui.core.case_history import CLASSES
 from ragtui.core.compare import Comparison
+from ragtui.core.compare_build import judged_by_others
 from ragtui.core.diagnosis import Diagnosis, diagnose, diagnose_case
 from ragtui.core.diagnosis_input import PairedScores, paired_scores
 from ragtui.format import printable
@@ -299,7 +300,10 @@ class CompareScreen(FollowsTheFolder, Screen[None]):
         c = self.comparison
         shown = {} if c is None else c.made_from()
         try:
-            hit = changed_sides(self.app.store, sides, changed, removed, shown=shown)  # type: ignore[attr-defined]
+            store = self.app.store  # type: ignore[attr-defined]
+            # a re-judge of A shows here only beside one of B under the same judge
+            paired = None if c is None else judged_by_others(store, c)
+            hit = changed_sides(store, sides, changed, removed, shown=shown, children=paired)
         except Exception as err:
             self.post_message(self.Failed("update check", str(err)))
             return

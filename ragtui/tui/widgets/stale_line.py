@@ -22,13 +22,16 @@ def changed_sides(
     removed: Collection[str],
     *,
     shown: Mapping[str, Collection[str]] | None = None,
+    children: Mapping[str, Collection[str]] | None = None,
 ) -> list[str]:
     """The sides ("A", "B", ...) whose figures a change in the folder outdates: any run the
     side's figures were made from (`shown`: its reruns, the re-judges a comparison showed) or
     would be made from now (the reruns of its config) that was changed, added or removed, and
     any run added or changed whose parent is one of those (a re-judge that landed: reopening
     shows the verdict under that judge). A run moved to another config, or removed, is gone
-    from the side's config now: it is matched against `shown`."""
+    from the side's config now: it is matched against `shown`. `children`: where a screen
+    shows only some of the runs made from a side's (Compare shows a re-judge only beside one of
+    the other side under the same judge), those runs per side stand for "any whose parent"."""
     touched = set(changed) | set(removed)
     parents: dict[str, str | None] | None = None
     out = []
@@ -48,6 +51,10 @@ def changed_sides(
             out.append(side)
             continue
         fresh = set(changed) - used
+        if children is not None:
+            if fresh & set(children.get(side, ())):
+                out.append(side)
+            continue
         if fresh:
             if parents is None:
                 rows = store.runs().select(["run_id", "parent"]).to_pylist()
