@@ -69,9 +69,12 @@ def write_table(table: pa.Table, path: str | Path, fmt: str, *, overwrite: bool 
         raise RagtuiError(f"{target}: the folder {target.parent} does not exist")
     if target.exists() and not overwrite:
         raise RagtuiError(f"{target} exists: choose another name, or confirm to replace it")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(fd)
+    tmp = None
     try:
+        # inside the try: a folder the user cannot write to fails here, and is one line
+        # naming the file, not a bare PermissionError about a temporary name
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        os.close(fd)
         os.chmod(tmp, ordinary_mode())  # mkstemp makes 0600: an export is an ordinary file
         if fmt == "csv":
             pacsv.write_csv(_defused(table), tmp)
@@ -83,6 +86,6 @@ def write_table(table: pa.Table, path: str | Path, fmt: str, *, overwrite: bool 
     except OSError as exc:
         raise RagtuiError(f"cannot write {target}: {exc.strerror or exc}") from exc
     finally:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
     return target.resolve()

@@ -213,6 +213,40 @@ async def test_export_to_a_missing_folder_is_a_message_not_a_crash(runs, make_ap
         )
 
 
+def unwritable_folder(tmp_path: Path) -> Path | None:
+    """A folder this user cannot create a file in: a read-only one of our own (root writes
+    there anyway), else /sys, which refuses root too; None when there is none."""
+    own = tmp_path / "read-only"
+    own.mkdir()
+    own.chmod(0o500)
+    for folder in (own, Path("/sys")):
+        try:
+            (folder / "probe").touch()
+        except OSError:
+            return folder
+        (folder / "probe").unlink()
+    return None
+
+
+async def test_export_to_an_unwritable_folder_is_one_line_naming_the_file(  # type: ignore[no-untyped-def]
+    runs, make_app, tmp_path
+):
+    """A folder the user cannot write to (the commonest export failure) said 'export failed:
+    PermissionError(13, 'Permission denied')': no file named, a Python repr."""
+    folder = unwritable_folder(tmp_path)
+    if folder is None:
+        pytest.skip("no folder this user cannot write to")
+    target = folder / "verdicts.csv"
+    app = make_app(runs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_compare(app, pilot)
+        await export_to(app, pilot, target)
+        assert isinstance(app.screen, CompareScreen)
+        errors = [str(n.message) for n in app._notifications if n.severity == "error"]
+    assert errors == [f"cannot write {target}: Permission denied"]
+    assert not target.exists()
+
+
 # ---------------------------------------------------------------- pager
 
 
