@@ -303,6 +303,17 @@ def test_report_escapes_untrusted_text(tmp_path: Path) -> None:
     assert "paid back by card — C2 says credit" in out
 
 
+def test_report_over_an_existing_file_says_it_replaced_it(history: RunWriter, tmp_path: Path):  # type: ignore[no-untyped-def]
+    target = tmp_path / "report.md"
+    first = run("report", "base-0", "strict", str(history.folder), "-o", str(target))
+    assert first.exit_code == 0 and first.stdout == f"wrote {target}\n"
+    target.write_text("my notes", encoding="utf-8")
+    again = run("report", "base-0", "strict", str(history.folder), "-o", str(target))
+    assert again.exit_code == 0
+    assert again.stdout == f"wrote {target} (replaced the file that was there)\n"
+    assert target.read_text(encoding="utf-8").startswith("# ragtui report: baseline vs strict")
+
+
 def rendered(markdown: str) -> str:
     """The report as a Markdown viewer shows it (CommonMark with GFM tables)."""
     from markdown_it import MarkdownIt
