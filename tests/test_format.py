@@ -132,3 +132,23 @@ def test_a_rescan_that_found_a_file_still_being_written_says_so() -> None:
     assert rescan_text(2, 0, 1, 2) == (
         "2 runs new or changed · 1 file skipped · 2 result files still being written"
     )
+
+
+def test_an_id_copied_as_markdown_code_reads_as_it_is_in_a_viewer() -> None:
+    """`y` on Runs, Cases and Compare many writes ids as code spans: a backslash escape is
+    literal there (`run_a` showed `run\\_a`), and a backtick in the id ended the span."""
+    from markdown_it import MarkdownIt
+
+    from ragtui.tui.widgets.case_grid import RAW_ID, case_row_markdown
+
+    viewer = MarkdownIt("commonmark").enable("table")
+    for case_id in ("refund_01", "a`b|c*d*", "``x", "y`"):
+        row = {RAW_ID: case_id, "question": "q", "answer": "a", "f": 50.0}
+        html = viewer.render(case_row_markdown(row, ["f"], "base_run"))
+        shown = case_id.replace("<", "&lt;").replace(">", "&gt;")
+        assert html.startswith(f"<h2>case <code>{shown}</code> of base_run</h2>"), html
+    # in a table cell (Compare many's candidate column) too, the row keeping its cells
+    from ragtui.format import md_code
+
+    html = viewer.render(f"| id | n |\n|---|---|\n| {md_code('x|y_`z', in_table=True)} | 1 |\n")
+    assert "<td><code>x|y_`z</code></td>\n<td>1</td>" in html

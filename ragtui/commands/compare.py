@@ -289,11 +289,14 @@ def report_command(
     if output == "-":
         click.echo(text, nl=False)
         return
+    # `-o report.md` again is the usual way to refresh a report: replaced, but said so
+    replaced = Path(output).is_file()
     try:
         Path(output).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise WriteError(f"{output}: cannot be written ({exc.strerror})") from None
-    click.echo(f"wrote {one_line(output)}")
+    said = " (replaced the file that was there)" if replaced else ""
+    click.echo(f"wrote {one_line(output)}{said}")
 
 
 COMMANDS: list[click.Command] = [compare_command, gate_command, report_command]

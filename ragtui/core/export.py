@@ -3,12 +3,13 @@
 Figures stay fractions, as in --json. The path is the user's (typed in the export dialog),
 never built from run data. CSV cells that a spreadsheet would run as a formula (text from a
 run file starting with = + - @, tab or CR) get a leading apostrophe, the usual defence against
-CSV injection; JSON and Parquet keep every value as it is.
+CSV injection; JSON and Parquet keep every value as it is (JSON spells C1 controls, bidi and
+invisible characters as \\u escapes, as --json does: `cat` of the file cannot drive the
+terminal, and it decodes to the same values).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import tempfile
@@ -22,6 +23,7 @@ import pyarrow.parquet as pq
 
 from ragtui.core.errors import RagtuiError
 from ragtui.core.runwrite import ordinary_mode
+from ragtui.format.text import json_text
 
 FORMATS = ("csv", "json", "parquet")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -54,7 +56,7 @@ def _json_value(value: Any) -> Any:
 
 def _json_bytes(table: pa.Table) -> bytes:
     rows = [{k: _json_value(v) for k, v in row.items()} for row in table.to_pylist()]
-    return json.dumps(rows, ensure_ascii=False, allow_nan=False, indent=1).encode("utf-8") + b"\n"
+    return json_text(rows, allow_nan=False, indent=1).encode("utf-8") + b"\n"
 
 
 def write_table(table: pa.Table, path: str | Path, fmt: str, *, overwrite: bool = False) -> Path:
@@ -69,9 +71,12 @@ def write_table(table: pa.Table, path: str | Path, fmt: str, *, overwrite: bool 
         raise RagtuiError(f"{target}: the folder {target.parent} does not exist")
     if target.exists() and not overwrite:
         raise RagtuiError(f"{target} exists: choose another name, or confirm to replace it")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(fd)
+    tmp = None
     try:
+        # inside the try: a folder the user cannot write to fails here, and is one line
+        # naming the file, not a bare PermissionError about a temporary name
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        os.close(fd)
         os.chmod(tmp, ordinary_mode())  # mkstemp makes 0600: an export is an ordinary file
         if fmt == "csv":
             pacsv.write_csv(_defused(table), tmp)
@@ -83,6 +88,6 @@ def write_table(table: pa.Table, path: str | Path, fmt: str, *, overwrite: bool 
     except OSError as exc:
         raise RagtuiError(f"cannot write {target}: {exc.strerror or exc}") from exc
     finally:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
     return target.resolve()

@@ -123,7 +123,9 @@ def json_text(obj: Any, **options: Any) -> str:
 
 # ---------------------------------------------------------------- Markdown (copy with `y`)
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+# every character that can start markup; `&` too: an entity (`&rlm;`, `&zwj;`) would turn
+# back into the invisible character `printable` made visible
+MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~!&])")
 
 
 def md_inline(text: object, limit: int | None = None) -> str:
@@ -131,7 +133,22 @@ def md_inline(text: object, limit: int | None = None) -> str:
     flat = " ".join(printable(text).split())
     if limit is not None and len(flat) > limit:
         flat = flat[: limit - 1] + "…"
-    return _MD_SPECIAL.sub(r"\\\1", flat)
+    return MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def md_code(text: object, *, in_table: bool = False) -> str:
+    """Untrusted text as a Markdown code span on one line (an id: `strict_v2`). A backslash
+    escape is literal inside a code span (`md_inline` there showed `strict\\_v2`, and a
+    backtick in the text ended the span), so the text goes in as it is, fenced by one backtick
+    more than its longest run of them; only in a table cell is `|` escaped, as the table
+    splits on it even inside code (and takes the backslash away again)."""
+    flat = " ".join(printable(text).split()) or " "
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
+    if flat.startswith("`") or flat.endswith("`"):
+        flat = f" {flat} "  # one space each side is stripped again by the renderer
+    if in_table:
+        flat = flat.replace("|", "\\|")
+    return f"{fence}{flat}{fence}"
 
 
 def md_table(headers: Iterable[str], rows: Iterable[Iterable[object]]) -> list[str]:

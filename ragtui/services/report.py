@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ragtui import format as fmt
 from ragtui.core.compare import Comparison
 from ragtui.core.store import Store
-from ragtui.format import printable, pts, signed_pts
+from ragtui.format import md_code, pts, signed_pts
+from ragtui.format import md_inline as md  # the one Markdown escaper (screens import it here)
 
 WORST_CASES = 10
 EXCERPT = 300
@@ -17,15 +17,6 @@ EXCERPT = 300
 _ALIGN = {
     col: "---" if col in ("metric", "method", "verdict") else "--:" for col in fmt.COMPARE_COLUMNS
 }
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
-
-
-def md(text: str | None, limit: int | None = None) -> str:
-    """Untrusted text as inert Markdown: one line, controls made visible, markup escaped."""
-    flat = " ".join(printable(text).split())
-    if limit is not None and len(flat) > limit:
-        flat = flat[: limit - 1] + "…"
-    return _MD_SPECIAL.sub(r"\\\1", flat)
 
 
 def _a_values(c: Comparison, metric: str, case_id: str) -> str:
@@ -43,9 +34,9 @@ def render_report(c: Comparison, store: Store, diagnosis: Any | None = None) -> 
     out = [
         f"# ragtui report: {md(a.name)} vs {md(b.name)}",
         "",
-        f"- **A** `{md(a.id)}` ({md(a.created_at)}), judge {md(a.judge.model or 'unknown')}"
+        f"- **A** {md_code(a.id)} ({md(a.created_at)}), judge {md(a.judge.model or 'unknown')}"
         + (f", per case the mean of {len(c.reruns_a)} reruns" if len(c.reruns_a) > 1 else ""),
-        f"- **B** `{md(b.id)}` ({md(b.created_at)}), judge {md(b.judge.model or 'unknown')}"
+        f"- **B** {md_code(b.id)} ({md(b.created_at)}), judge {md(b.judge.model or 'unknown')}"
         + (f", per case the mean of {len(c.reruns_b)} reruns" if len(c.reruns_b) > 1 else ""),
         f"- margin ±{fmt.margin_pts(c.margin)} points · seed {c.seed} · figures in points (0–100)",
         "",

@@ -9,7 +9,6 @@ what the file holds and never renders as links, images or HTML.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,8 +27,7 @@ from ragtui.format import (
     short_pts,
     signed_pts,
 )
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~!])")
+from ragtui.format.text import MD_SPECIAL  # the one Markdown escape, as md_inline's
 
 
 @dataclass(frozen=True)
@@ -104,7 +102,7 @@ def metrics_of(data: CaseData) -> list[str]:
 def _md(text: object, markdown: bool) -> str:
     """A one-line value: printable, whitespace runs as one space, Markdown escaped."""
     flat = " ".join(printable(None if text is None else str(text)).split())
-    return _MD_SPECIAL.sub(r"\\\1", flat) if markdown else flat
+    return MD_SPECIAL.sub(r"\\\1", flat) if markdown else flat
 
 
 def _block(text: object, markdown: bool) -> list[str]:
@@ -112,7 +110,7 @@ def _block(text: object, markdown: bool) -> list[str]:
     lines = printable(None if text is None else str(text)).splitlines() or [""]
     if not markdown:
         return [f"    {line}" for line in lines]
-    return ["> " + _MD_SPECIAL.sub(r"\\\1", line) for line in lines]
+    return ["> " + MD_SPECIAL.sub(r"\\\1", line) for line in lines]
 
 
 def case_document(

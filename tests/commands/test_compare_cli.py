@@ -303,6 +303,42 @@ def test_report_escapes_untrusted_text(tmp_path: Path) -> None:
     assert "paid back by card — C2 says credit" in out
 
 
+def test_report_over_an_existing_file_says_it_replaced_it(history: RunWriter, tmp_path: Path):  # type: ignore[no-untyped-def]
+    target = tmp_path / "report.md"
+    first = run("report", "base-0", "strict", str(history.folder), "-o", str(target))
+    assert first.exit_code == 0 and first.stdout == f"wrote {target}\n"
+    target.write_text("my notes", encoding="utf-8")
+    again = run("report", "base-0", "strict", str(history.folder), "-o", str(target))
+    assert again.exit_code == 0
+    assert again.stdout == f"wrote {target} (replaced the file that was there)\n"
+    assert target.read_text(encoding="utf-8").startswith("# ragtui report: baseline vs strict")
+
+
+def rendered(markdown: str) -> str:
+    """The report as a Markdown viewer shows it (CommonMark with GFM tables)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(markdown)
+
+
+def test_report_shows_run_ids_as_they_are_and_no_entity_turns_invisible(tmp_path: Path) -> None:
+    """Ids sit in code spans, where a backslash escape is literal: `run_a` showed as
+    `run\\_a` in every viewer, and a backtick in an id ended the span early. An entity in a
+    name (&rlm;) rendered as the invisible bidi mark the report promises to show."""
+    w = RunWriter(tmp_path)
+    a_id, b_id = "base_line_1", "cand`id|<b>x</b>_2"
+    w.write(a_id, {"f": {f"c{i}": 1.0 for i in range(12)}}, name="base &rlm;x&zwj;y")
+    w.write(b_id, {"f": {f"c{i}": 0.0 if i < 6 else 1.0 for i in range(12)}}, config={"p": 2})
+    result = run("report", a_id, b_id, str(tmp_path))
+    assert result.exit_code == 0, result.output
+    html = rendered(result.stdout)
+    assert f"<li><strong>A</strong> <code>{a_id}</code> (" in html
+    assert "<li><strong>B</strong> <code>cand`id|&lt;b&gt;x&lt;/b&gt;_2</code> (" in html
+    assert "<b>" not in html
+    assert "\u200f" not in html and "\u200d" not in html
+    assert "<h1>ragtui report: base &amp;rlm;x&amp;zwj;y vs " in html
+
+
 def test_the_configured_cluster_field_reaches_compare_gate_and_report(tmp_path: Path) -> None:
     ids = [f"q{i:02d}" for i in range(24)]
     rng = np.random.default_rng(8)

@@ -48,3 +48,18 @@ def test_a_huge_cell_is_echoed_by_its_start_only() -> None:
     cell = "1" * 5_000_000 + ",9"
     assert len(decimal_comma_error("row 2", "recall", cell)) < 400
     assert len(comma_numbers_notice(Path("f.csv"), "source_pages", cell)) < 500
+
+
+def test_an_exported_json_file_holds_no_raw_terminal_controls_and_reads_back_whole(
+    tmp_path: Path,
+) -> None:
+    """`cat export.json` sent the C1 CSI (\\x9b) and the bidi override of a case's text to
+    the terminal raw (json.dumps escapes only C0); spelled as \\u escapes it cannot, and
+    decodes to the very same text."""
+    import json
+
+    table = pa.table({"question": [HOSTILE], HOSTILE: [0.5]})
+    out = write_table(table, tmp_path / "cases.json", "json")
+    raw = out.read_bytes().decode("utf-8")
+    assert not any(ch in raw for ch in "\x1b\x07\x9b\u202e"), repr(raw)
+    assert json.loads(raw) == [{"question": HOSTILE, HOSTILE: 0.5}]

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, RadioButton
+from textual.widgets import Input, RadioButton, Static
 from textual_fastdatatable import DataTable as FastTable
 
 from ragtui.core.model import Case, Chunk, Claim, Run, Score
@@ -211,6 +211,65 @@ async def test_export_to_a_missing_folder_is_a_message_not_a_crash(runs, make_ap
         assert any(
             "does not exist" in str(n.message) and n.severity == "error" for n in app._notifications
         )
+
+
+async def test_a_folder_typed_as_the_export_path_is_not_offered_for_replacing(  # type: ignore[no-untyped-def]
+    runs, make_app, tmp_path
+):
+    """A folder typed as the path got "exists: enter again replaces it", and the second enter
+    an error: the dialog now says it is a folder and waits for a file name."""
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    app = make_app(runs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_compare(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = str(folder)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportDialog)
+        said = str(app.screen.query_one("#export-status", Static).render())
+        assert said == f"{folder} is a folder: add a file name to it"
+        await pilot.press("enter")
+        await wait_ready(app, pilot)
+        assert isinstance(app.screen, ExportDialog)  # still waiting for a file name
+        assert not [n for n in app._notifications if n.severity == "error"]
+    assert folder.is_dir() and not list(folder.iterdir())
+
+
+def unwritable_folder(tmp_path: Path) -> Path | None:
+    """A folder this user cannot create a file in: a read-only one of our own (root writes
+    there anyway), else /sys, which refuses root too; None when there is none."""
+    own = tmp_path / "read-only"
+    own.mkdir()
+    own.chmod(0o500)
+    for folder in (own, Path("/sys")):
+        try:
+            (folder / "probe").touch()
+        except OSError:
+            return folder
+        (folder / "probe").unlink()
+    return None
+
+
+async def test_export_to_an_unwritable_folder_is_one_line_naming_the_file(  # type: ignore[no-untyped-def]
+    runs, make_app, tmp_path
+):
+    """A folder the user cannot write to (the commonest export failure) said 'export failed:
+    PermissionError(13, 'Permission denied')': no file named, a Python repr."""
+    folder = unwritable_folder(tmp_path)
+    if folder is None:
+        pytest.skip("no folder this user cannot write to")
+    target = folder / "verdicts.csv"
+    app = make_app(runs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_compare(app, pilot)
+        await export_to(app, pilot, target)
+        assert isinstance(app.screen, CompareScreen)
+        errors = [str(n.message) for n in app._notifications if n.severity == "error"]
+    assert errors == [f"cannot write {target}: Permission denied"]
+    assert not target.exists()
 
 
 # ---------------------------------------------------------------- pager

@@ -97,6 +97,7 @@ def cells_table(m: MultiComparison, cells: list[Cell]) -> pa.Table:
 
 
 def markdown_table(m: MultiComparison, cells: list[Cell]) -> str:
+    from ragtui.format import md_code
     from ragtui.services.report import md
 
     names = dict(zip(m.candidates, m.names, strict=True))
@@ -104,7 +105,7 @@ def markdown_table(m: MultiComparison, cells: list[Cell]) -> str:
     out = [
         f"# ragtui: {md(m.base_name)} against {len(m.candidates)} candidates",
         "",
-        f"Base `{md(m.base)}` · Holm over all {tests} tests · margin ±{m.margin * 100:g} points"
+        f"Base {md_code(m.base)} · Holm over all {tests} tests · margin ±{m.margin * 100:g} points"
         f" · seed {m.seed} · figures in points",
         "",
         "| candidate | metric | N | A | B | Δ pts | 95% CI | p adj | verdict |",
@@ -112,7 +113,8 @@ def markdown_table(m: MultiComparison, cells: list[Cell]) -> str:
     ]
     for c in cells:
         out.append(
-            f"| {md(names[c.candidate])} (`{md(c.candidate)}`) | {md(c.metric)} | {c.n} | "
+            f"| {md(names[c.candidate])} ({md_code(c.candidate, in_table=True)}) | "
+            f"{md(c.metric)} | {c.n} | "
             f"{pts(c.mean_a)} | {pts(c.mean_b)} | {signed_pts(c.delta)} | "
             f"{interval(c.ci_low, c.ci_high)} | {p_value(c.p_adj)} | **{md(c.verdict)}** |"
         )

@@ -15,7 +15,7 @@ from textual.reactive import var
 from textual_fastdatatable import ArrowBackend, DataTable
 
 from ragtui.core.store import Store
-from ragtui.format import CASE_COLUMNS, UNSAFE_RE2, md_inline, md_table, printable
+from ragtui.format import CASE_COLUMNS, UNSAFE_RE2, md_code, md_inline, md_table, printable
 from ragtui.format.text import metric_columns
 from ragtui.tui.widgets.column_focus import ColumnFocus, ColumnFocused
 
@@ -187,7 +187,7 @@ def export_cases(store: Store, run_id: str, ids: pa.ChunkedArray) -> pa.Table:
 def case_row_markdown(row: dict[str, object], metrics: list[str], run_name: str) -> str:
     """A case-list row as Markdown (the `y` copy): id, question, answer, scores."""
     out = [
-        f"## case `{md_inline(row[RAW_ID])}` of {md_inline(run_name)}",
+        f"## case {md_code(row[RAW_ID])} of {md_inline(run_name)}",
         "",
         f"**Question** {md_inline(row['question'])}",
         "",

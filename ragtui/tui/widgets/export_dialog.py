@@ -106,6 +106,11 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
         if not path.is_absolute():
             path = Path.cwd() / path
         fmt = format_of(path) or chosen or self.fmt
+        if path.is_dir():  # "exists: enter again replaces it" offered to replace a folder
+            status.update(
+                Text(f"{printable(path)} is a folder: add a file name to it", style="bold yellow")
+            )
+            return
         if path.exists() and self._confirm != path:
             self._confirm = path
             status.update(

@@ -9,7 +9,15 @@ from pathlib import Path
 from rich.text import Text
 
 from ragtui.core.queries import RunRow
-from ragtui.format import cost_figure, md_inline, md_table, printable, pts, stated_figure
+from ragtui.format import (
+    cost_figure,
+    md_code,
+    md_inline,
+    md_table,
+    printable,
+    pts,
+    stated_figure,
+)
 from ragtui.tui.widgets.runs_model import RunLine, RunsModel
 
 
@@ -121,7 +129,7 @@ def line_markdown(line: RunLine, model: RunsModel) -> str:
     """The highlighted line as Markdown (the `y` copy): what the detail panel says."""
     run = line.run
     if line.is_group:
-        out = [f"## config `{md_inline(run.config_key)}`: {md_inline(run.name)} ×{line.size}", ""]
+        out = [f"## config {md_code(run.config_key)}: {md_inline(run.name)} ×{line.size}", ""]
         out += md_table(
             ["run", "created", "kind", *model.metrics],
             [
@@ -131,7 +139,7 @@ def line_markdown(line: RunLine, model: RunsModel) -> str:
         )
         out += ["", "Means over the reruns (each case's mean over the runs, then averaged):", ""]
     else:
-        out = [f"## run `{md_inline(run.id)}`: {md_inline(run.name)}", ""]
+        out = [f"## run {md_code(run.id)}: {md_inline(run.name)}", ""]
         out += md_table(
             ["field", "value"],
             [
