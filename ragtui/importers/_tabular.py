@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragtui.importers._common import decode_text, fail, load_json
+from ragtui.importers.base import ImportFormatError
 
 # contexts cells easily exceed the 128 KiB default; a cell past this is refused, not held
 MAX_CELL_BYTES = 32 << 20
@@ -91,10 +92,13 @@ def head_table(head: bytes) -> tuple[list[str], list[dict[str, Any]]]:
     """Column names and the first rows that a file head shows (rows only when whole)."""
     text = head.decode("utf-8", errors="ignore").lstrip("\ufeff")
     if is_markdown_table(text):
+        if len(head) >= 65536:  # the head ends inside a row of a longer report: leave that row
+            text = text[: text.rfind("\n") + 1]
         try:
             table = read_markdown(Path("head"), text)
-        except ValueError:
-            return [], []
+        except (ValueError, ImportFormatError):
+            # a bad row: load() names it with the file's own path; the sniff sees the header
+            return _markdown_header(text), []
         return table.columns, table.rows[:20]
     if looks_like_json(text):
         try:
@@ -341,6 +345,14 @@ def _md_cells(line: str) -> list[str]:
     inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
     cells = re.split(r"(?<!\\)\|", inner)
     return [c.strip().replace("\\|", "|") for c in cells]
+
+
+def _markdown_header(text: str) -> list[str]:
+    lines = text.splitlines()
+    for i in range(len(lines) - 1):
+        if lines[i].strip().startswith("|") and _MD_SEPARATOR.match(lines[i + 1]):
+            return _md_cells(lines[i])
+    return []
 
 
 def read_markdown(path: Path, text: str) -> Table:
