@@ -204,7 +204,18 @@ def decode_text(path: Path, data: bytes) -> str:
         known = unreadable_encoding(path, data[:8])  # --format skips detect(): say it here too
         if known:
             raise ImportFormatError(known) from None
-        raise fail(path, f"expected UTF-8 text, found binary data at byte {exc.start}") from None
+        at = exc.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)  # an offset in the file
+        if exc.reason == "unexpected end of data":  # only ever at the very end: a cut file
+            raise fail(
+                path,
+                f"the file ends inside a UTF-8 character (byte {at}): truncated? "
+                "import a whole copy (one its tool finished)",
+            ) from None
+        # past the head detect() looked at: an 8-bit encoding says so there, binary data here
+        known = _not_utf8_text(path, data, shlex.quote(path.name))
+        if known:
+            raise ImportFormatError(known) from None
+        raise fail(path, f"expected UTF-8 text, found binary data at byte {at}") from None
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -249,3 +249,18 @@ def test_a_cut_markdown_report_is_refused_naming_the_file_and_line(tmp_path: Pat
     with pytest.raises(ImportFormatError) as info:
         load_file(path)  # found by detection, as `ragtui import` and an opened folder do
     assert str(info.value) == f"{path}: line 9: expected 5 cells, found 2"
+
+
+def test_a_windows_1252_byte_past_the_first_64_kb_is_named_with_its_line(tmp_path: Path) -> None:
+    """Detection looks at the first 64 KB; an accented Windows-1252 byte after it was called
+    'binary data' instead of an encoding to convert from."""
+    rows = ["question,answer,faithfulness"] + [f"q{i},a{i},0.5" for i in range(8000)]
+    rows.append("caf\xe9?,r\xe9ponse,0.5")
+    path = tmp_path / "excel.csv"
+    path.write_bytes(("\n".join(rows) + "\n").encode("cp1252"))
+    offset = path.read_bytes().index(b"\xe9")
+    with pytest.raises(ImportFormatError) as info:
+        load_file(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:8002: not UTF-8 text (byte 0xE9 at offset {offset};")
+    assert "iconv -f CP1252 -t UTF-8" in message and "\n" not in message
