@@ -84,9 +84,10 @@ def _check_json(path: Path, head: bytes) -> None:
     if not several:
         load_json(path, data)
         return
-    for number, line in enumerate(data.splitlines(), start=1):  # JSONL: each line alone
-        if line.strip():
-            load_json(path, line, first_line=number)
+    lines = data.split(b"\n")
+    filled = [n for n, line in enumerate(lines, start=1) if line.strip()]
+    for number in filled:  # JSONL: each line alone
+        load_json(path, lines[number - 1], first_line=number, last=number == filled[-1])
 
 
 def load_file(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragtui.importers._common import decode_text, fail, load_json
+from ragtui.importers._common import decode_text, fail, json_lines, load_json
 from ragtui.importers.base import ImportFormatError
 
 # contexts cells easily exceed the 128 KiB default; a cell past this is refused, not held
@@ -257,10 +257,8 @@ def records_from_json(data: Any) -> tuple[list[dict[str, Any]] | None, dict[str,
 def _read_jsonl(path: Path, text: str) -> Table:
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        obj = load_json(path, line, first_line=number)
+    for number, line, last in json_lines(text):
+        obj = load_json(path, line, first_line=number, last=last)
         if not isinstance(obj, dict):
             raise fail(path, f"line {number}: expected a JSON object, found {type(obj).__name__}")
         rows.append(obj)
@@ -332,7 +330,7 @@ def index_prefix(header: list[str]) -> int:
 
 
 def is_markdown_table(text: str) -> bool:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in text.split("\n") if ln.strip()]
     for i, line in enumerate(lines[:-1]):
         if line.strip().startswith("|") and _MD_SEPARATOR.match(lines[i + 1]):
             return True
@@ -348,7 +346,7 @@ def _md_cells(line: str) -> list[str]:
 
 
 def _markdown_header(text: str) -> list[str]:
-    lines = text.splitlines()
+    lines = text.split("\n")
     for i in range(len(lines) - 1):
         if lines[i].strip().startswith("|") and _MD_SEPARATOR.match(lines[i + 1]):
             return _md_cells(lines[i])
@@ -357,7 +355,7 @@ def _markdown_header(text: str) -> list[str]:
 
 def read_markdown(path: Path, text: str) -> Table:
     """The first Markdown table in the text (a harness report), one row per case."""
-    lines = text.splitlines()
+    lines = text.split("\n")
     for i in range(len(lines) - 1):
         if lines[i].strip().startswith("|") and _MD_SEPARATOR.match(lines[i + 1]):
             header = _md_cells(lines[i])
