@@ -20,6 +20,7 @@ from ragtui.importers import (  # noqa: F401  (they register)
     trulens,
 )
 from ragtui.importers._common import load_json, mtime_iso, read_bytes, unreadable_encoding
+from ragtui.importers._finite import finite_runs
 from ragtui.importers.base import (
     HEAD_BYTES,
     REGISTRY,
@@ -122,7 +123,7 @@ def load_file(
     else:
         raise ImportFormatError(f"unknown --format {fmt!r}; known: {', '.join(REGISTRY)}")
     options = replace(options, undated=[])  # this file's own
-    runs = importer.load(path, options)
+    runs = finite_runs(importer.load(path, options))  # NaN in metadata: see _finite
     if notices is not None:
         notices.extend(getattr(importer, "last_notices", ()))
         notices.extend(_unused_scales(path, typed, runs))
