@@ -88,8 +88,10 @@ def split_columns(text: str) -> list[str]:
     return [c for c in columns if isinstance(c, str)] if isinstance(columns, list) else []
 
 
-def head_table(head: bytes) -> tuple[list[str], list[dict[str, Any]]]:
-    """Column names and the first rows that a file head shows (rows only when whole)."""
+def head_table(head: bytes, jsonl: bool = False) -> tuple[list[str], list[dict[str, Any]]]:
+    """Column names and the first rows that a file head shows (rows only when whole).
+    `jsonl`: the file is named .jsonl, so a first line that parses alone is a record even
+    when no second follows (not an object holding its records in a list member)."""
     text = head.decode("utf-8", errors="ignore").lstrip("\ufeff")
     if is_markdown_table(text):
         if len(head) >= 65536:  # the head ends inside a row of a longer report: leave that row
@@ -103,6 +105,8 @@ def head_table(head: bytes) -> tuple[list[str], list[dict[str, Any]]]:
     if looks_like_json(text):
         try:
             data = json.loads(text)
+            if jsonl and isinstance(data, dict):
+                data = [data]
         except (ValueError, RecursionError):
             first = text.lstrip().split("\n", 1)[0]
             try:  # JSONL: the first line
@@ -199,7 +203,9 @@ def _is_jsonl(text: str) -> bool:
 
 
 def _read_json(path: Path, text: str) -> Table:
-    if text.lstrip().startswith("{") and _is_jsonl(text):
+    # a .jsonl of one record is JSONL too (an eval of one case), not one object without records
+    jsonl = path.suffix.lower() == ".jsonl" or _is_jsonl(text)
+    if text.lstrip().startswith("{") and jsonl:
         return _read_jsonl(path, text)
     data = load_json(path, text)
     records, extra = records_from_json(data)

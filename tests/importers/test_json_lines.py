@@ -15,7 +15,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 JSONL = [
     ("ragas/ragas_v04_refunds.jsonl", "ragas", 5, ("response",)),
     ("promptfoo/promptfoo_v3_refunds.jsonl", "promptfoo", 16, ("response", "output")),
-    ("generic/harness.jsonl", "generic", 3, ("answer",)),
+    ("generic/harness.jsonl", "generic", 3, ("output",)),
 ]
 # characters str.splitlines() breaks at that JSON writers leave raw inside strings
 # (JSON.stringify, json.dumps(ensure_ascii=False)): LINE SEPARATOR, NEL, PARAGRAPH SEPARATOR
@@ -98,3 +98,21 @@ def test_a_markdown_cell_holding_a_line_separator_stays_in_its_row(tmp_path: Pat
     [run_file] = load_file(path, scales={"relevance": (1.0, 5.0)})
     assert [c.case_id for c in run_file.cases] == ["refund-01", "billing-02", "login-03", "gift-04"]
     assert run_file.cases[2].answer == f"Call {RAW}."
+
+
+@pytest.mark.parametrize(("name", "fmt", "count", "keys"), JSONL)
+def test_a_jsonl_of_one_record_imports_as_one_case(
+    tmp_path: Path, name: str, fmt: str, count: int, keys: tuple[str, ...]
+) -> None:
+    """The first line alone (an eval of one case): RAGAS refused it as 'an object with keys
+    … and no list of records'; the harness file took its chunk list for the records."""
+    [first, *_] = _records(name)
+    path = tmp_path / Path(name).name
+    path.write_text(json.dumps(first, ensure_ascii=False) + "\n", encoding="utf-8")
+    [run_file] = load_file(path)
+    assert run_file.run.source.format == fmt
+    [case] = run_file.cases
+    answer = first
+    for key in keys:
+        answer = answer[key]
+    assert case.answer == answer
