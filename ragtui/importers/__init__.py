@@ -20,6 +20,7 @@ from ragtui.importers import (  # noqa: F401  (they register)
     trulens,
 )
 from ragtui.importers._common import load_json, mtime_iso, read_bytes, unreadable_encoding
+from ragtui.importers._finite import finite_runs
 from ragtui.importers.base import (
     HEAD_BYTES,
     REGISTRY,
@@ -84,9 +85,10 @@ def _check_json(path: Path, head: bytes) -> None:
     if not several:
         load_json(path, data)
         return
-    for number, line in enumerate(data.splitlines(), start=1):  # JSONL: each line alone
-        if line.strip():
-            load_json(path, line, first_line=number)
+    lines = data.split(b"\n")
+    filled = [n for n, line in enumerate(lines, start=1) if line.strip()]
+    for number in filled:  # JSONL: each line alone
+        load_json(path, lines[number - 1], first_line=number, last=number == filled[-1])
 
 
 def load_file(
@@ -121,7 +123,7 @@ def load_file(
     else:
         raise ImportFormatError(f"unknown --format {fmt!r}; known: {', '.join(REGISTRY)}")
     options = replace(options, undated=[])  # this file's own
-    runs = importer.load(path, options)
+    runs = finite_runs(importer.load(path, options))  # NaN in metadata: see _finite
     if notices is not None:
         notices.extend(getattr(importer, "last_notices", ()))
         notices.extend(_unused_scales(path, typed, runs))

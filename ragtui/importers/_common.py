@@ -68,9 +68,15 @@ def _parse_int(text: str) -> int:
     return int(text)
 
 
-def load_json(path: Path, data: bytes | str, where: str = "", first_line: int = 1) -> Any:
+def load_json(
+    path: Path, data: bytes | str, where: str = "", first_line: int = 1, *, last: bool = True
+) -> Any:
     """One JSON document, or one clear error: `path:line:column: invalid JSON (...)` first (a
-    truncated file says so), integers ragtui cannot keep exactly, lone surrogates."""
+    truncated file says so), integers ragtui cannot keep exactly, lone surrogates.
+
+    `last`: the document ends where the file ends (not so for a JSONL line with more after
+    it); `where` names a part of the file (a database cell, an archive member), which a cut
+    file does not cut short alone: only a whole file, last, is said to be perhaps truncated."""
     prefix = f"{where}: " if where else ""
     if isinstance(data, bytes | bytearray):
         if len(data) > MAX_FILE_BYTES:
@@ -86,12 +92,11 @@ def load_json(path: Path, data: bytes | str, where: str = "", first_line: int = 
     try:
         value = json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
-        rest = text[exc.pos :]
-        at_end = not rest.strip() or (
-            exc.msg.startswith("Unterminated string") and '"' not in rest[1:]
-        )
+        # the parser ran out of text: past the end, or inside a string (json reports an
+        # unterminated string only when the text ends in it; escaped quotes can follow)
+        at_end = not text[exc.pos :].strip() or exc.msg.startswith("Unterminated string")
         hint = "; the file ends there: truncated? import a whole copy (one its tool finished)"
-        hint = hint if at_end else ""
+        hint = hint if at_end and last and not where else ""
         name = f"{path}: {where}" if where else str(path)
         raise ImportFormatError(
             f"{name}:{exc.lineno + first_line - 1}:{exc.colno}: invalid JSON ({exc.msg}){hint}"
@@ -197,6 +202,14 @@ def _not_utf8_text(path: Path, head: bytes, name: str) -> str | None:
     )
 
 
+def json_lines(text: str) -> list[tuple[int, str, bool]]:
+    """The non-blank lines of JSONL text: (line number, line, whether it is the last one).
+    Split at "\n" only: str.splitlines() also splits at U+2028, U+0085 and other characters
+    that JSON writers (JSON.stringify, json.dumps(ensure_ascii=False)) leave raw in strings."""
+    found = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    return [(n, line, i == len(found) - 1) for i, (n, line) in enumerate(found)]
+
+
 def decode_text(path: Path, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
@@ -204,7 +217,18 @@ def decode_text(path: Path, data: bytes) -> str:
         known = unreadable_encoding(path, data[:8])  # --format skips detect(): say it here too
         if known:
             raise ImportFormatError(known) from None
-        raise fail(path, f"expected UTF-8 text, found binary data at byte {exc.start}") from None
+        at = exc.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)  # an offset in the file
+        if exc.reason == "unexpected end of data":  # only ever at the very end: a cut file
+            raise fail(
+                path,
+                f"the file ends inside a UTF-8 character (byte {at}): truncated? "
+                "import a whole copy (one its tool finished)",
+            ) from None
+        # past the head detect() looked at: an 8-bit encoding says so there, binary data here
+        known = _not_utf8_text(path, data, shlex.quote(path.name))
+        if known:
+            raise ImportFormatError(known) from None
+        raise fail(path, f"expected UTF-8 text, found binary data at byte {at}") from None
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -270,6 +270,7 @@ def thin(path: Path, where: str, sample: Any) -> Sample:
         "scores": fields["scores"],
         "error": error_text(error) if error else None,
         "metadata": metadata if isinstance(metadata, dict) else {},
+        "where": where,  # its archive member or place in the log, for messages
     }
 
 

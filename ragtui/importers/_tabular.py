@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragtui.importers._common import decode_text, fail, load_json
+from ragtui.importers._common import decode_text, fail, json_lines, load_json
+from ragtui.importers.base import ImportFormatError
 
 # contexts cells easily exceed the 128 KiB default; a cell past this is refused, not held
 MAX_CELL_BYTES = 32 << 20
@@ -87,18 +88,25 @@ def split_columns(text: str) -> list[str]:
     return [c for c in columns if isinstance(c, str)] if isinstance(columns, list) else []
 
 
-def head_table(head: bytes) -> tuple[list[str], list[dict[str, Any]]]:
-    """Column names and the first rows that a file head shows (rows only when whole)."""
+def head_table(head: bytes, jsonl: bool = False) -> tuple[list[str], list[dict[str, Any]]]:
+    """Column names and the first rows that a file head shows (rows only when whole).
+    `jsonl`: the file is named .jsonl, so a first line that parses alone is a record even
+    when no second follows (not an object holding its records in a list member)."""
     text = head.decode("utf-8", errors="ignore").lstrip("\ufeff")
     if is_markdown_table(text):
+        if len(head) >= 65536:  # the head ends inside a row of a longer report: leave that row
+            text = text[: text.rfind("\n") + 1]
         try:
             table = read_markdown(Path("head"), text)
-        except ValueError:
-            return [], []
+        except (ValueError, ImportFormatError):
+            # a bad row: load() names it with the file's own path; the sniff sees the header
+            return _markdown_header(text), []
         return table.columns, table.rows[:20]
     if looks_like_json(text):
         try:
             data = json.loads(text)
+            if jsonl and isinstance(data, dict):
+                data = [data]
         except (ValueError, RecursionError):
             first = text.lstrip().split("\n", 1)[0]
             try:  # JSONL: the first line
@@ -195,7 +203,9 @@ def _is_jsonl(text: str) -> bool:
 
 
 def _read_json(path: Path, text: str) -> Table:
-    if text.lstrip().startswith("{") and _is_jsonl(text):
+    # a .jsonl of one record is JSONL too (an eval of one case), not one object without records
+    jsonl = path.suffix.lower() == ".jsonl" or _is_jsonl(text)
+    if text.lstrip().startswith("{") and jsonl:
         return _read_jsonl(path, text)
     data = load_json(path, text)
     records, extra = records_from_json(data)
@@ -253,10 +263,8 @@ def records_from_json(data: Any) -> tuple[list[dict[str, Any]] | None, dict[str,
 def _read_jsonl(path: Path, text: str) -> Table:
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        obj = load_json(path, line, first_line=number)
+    for number, line, last in json_lines(text):
+        obj = load_json(path, line, first_line=number, last=last)
         if not isinstance(obj, dict):
             raise fail(path, f"line {number}: expected a JSON object, found {type(obj).__name__}")
         rows.append(obj)
@@ -328,7 +336,7 @@ def index_prefix(header: list[str]) -> int:
 
 
 def is_markdown_table(text: str) -> bool:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in text.split("\n") if ln.strip()]
     for i, line in enumerate(lines[:-1]):
         if line.strip().startswith("|") and _MD_SEPARATOR.match(lines[i + 1]):
             return True
@@ -343,9 +351,17 @@ def _md_cells(line: str) -> list[str]:
     return [c.strip().replace("\\|", "|") for c in cells]
 
 
+def _markdown_header(text: str) -> list[str]:
+    lines = text.split("\n")
+    for i in range(len(lines) - 1):
+        if lines[i].strip().startswith("|") and _MD_SEPARATOR.match(lines[i + 1]):
+            return _md_cells(lines[i])
+    return []
+
+
 def read_markdown(path: Path, text: str) -> Table:
     """The first Markdown table in the text (a harness report), one row per case."""
-    lines = text.splitlines()
+    lines = text.split("\n")
     for i in range(len(lines) - 1):
         if lines[i].strip().startswith("|") and _MD_SEPARATOR.match(lines[i + 1]):
             header = _md_cells(lines[i])

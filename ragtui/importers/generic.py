@@ -154,7 +154,7 @@ class GenericImporter:
         text = head.decode("utf-8", errors="ignore")
         if "\x00" in text:
             return Sniff(False, "binary data, not a table")
-        columns, rows = head_table(head)
+        columns, rows = head_table(head, path.suffix.lower() == ".jsonl")
         if not columns:
             return Sniff(False, "not a table (no CSV header, JSON records or Markdown table)")
         if find_column(columns, NAMES["question"]) or metric_only(columns, rows):

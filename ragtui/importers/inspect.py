@@ -114,6 +114,7 @@ def _to_runs(
     header = _clean(header)
     ev = header["eval"]
     status = header["status"]
+    _one_result_per_sample(path, samples)
     layout = _layout(header, samples)
     scales = _scales(path, samples, layout, options, notices)
     stated = _stated(header, layout, scales, options)
@@ -177,6 +178,21 @@ def _to_runs(
         cases = tuple(_case(s, layout, scales) for s in rows)
         runs.append(RunFile(run=run, cases=cases))
     return runs
+
+
+def _one_result_per_sample(path: Path, samples: list[dict[str, Any]]) -> None:
+    """Inspect runs a sample id once per epoch: a second result for one is a log put together
+    by hand (or damaged), and which of the two counts is not ragtui's to guess."""
+    seen: dict[tuple[str, int], str] = {}
+    for s in samples:
+        key = (s["id"], s["epoch"])
+        if key in seen:
+            raise fail(
+                path,
+                f"{s['where']}: sample id {s['id']!r} epoch {s['epoch']}: expected one result "
+                f"per sample and epoch, found a second (the first in {seen[key]})",
+            )
+        seen[key] = s["where"]
 
 
 def _clean(header: Mapping[str, Any]) -> dict[str, Any]:

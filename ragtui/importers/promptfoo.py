@@ -23,6 +23,7 @@ from ragtui.importers._common import (
     decode_text,
     fail,
     iso_from_any,
+    json_lines,
     load_json,
     read_bytes,
     sha256_bytes,
@@ -119,10 +120,8 @@ def _several_lines(text: str) -> bool:
 
 def _jsonl_results(path: Path, text: str) -> list[dict[str, Any]]:
     out = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        obj = load_json(path, line, first_line=number)
+    for number, line, last in json_lines(text):
+        obj = load_json(path, line, first_line=number, last=last)
         if not isinstance(obj, dict):
             raise fail(path, f"line {number}: expected a JSON object, found {type(obj).__name__}")
         out.append(obj)

@@ -225,7 +225,7 @@ class RagasImporter:
         metric_names = {k for k in keys if not is_index_column(k)}
         if metric_names and all(_base(k) in KNOWN_METRICS for k in metric_names):
             return Sniff(True)  # a table of RAGAS scores alone
-        rows = head_table(head)[1]
+        rows = head_table(head, path.suffix.lower() == ".jsonl")[1]
         if _chunk_objects(rows):  # a harness's own records: the generic importer reads them
             return Sniff(False, _OBJECTS)
         if {"user_input", "response"} <= keys or {"user_input", "retrieved_contexts"} <= keys:

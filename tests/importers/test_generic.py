@@ -222,3 +222,45 @@ def test_truncated_and_binary(tmp_path: Path) -> None:
     junk.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00" * 30)
     with pytest.raises(ImportFormatError, match=r"binary|UTF-8"):
         load_file(junk, "generic")
+
+
+def test_a_markdown_report_longer_than_the_sniffed_head_imports_every_row(tmp_path: Path) -> None:
+    """Past 64 KB the head the sniffer reads ends inside a row: that row is not an error
+    ('head: line 799: expected 5 cells, found 3' refused the whole report)."""
+    lines = (DATA / "harness_report.md").read_text().splitlines()
+    table = [ln for ln in lines if ln.startswith("|")]
+    header, rows = table[:2], table[2:]
+    out = list(header)
+    for k in range(1500):  # 6000 rows, ~500 KB: ids made unique, cells otherwise the file's own
+        out += [ln.replace("| ", f"| c{k}-", 1) for ln in rows]
+    path = tmp_path / "nightly.md"
+    path.write_text("\n".join(out) + "\n")
+    assert path.stat().st_size > 65536
+    [run_file] = load_file(path, scales={"relevance": (1.0, 5.0)})
+    assert len(run_file.cases) == 6000
+    faith = [c.scores["faithfulness"].value for c in run_file.cases if "faithfulness" in c.scores]
+    assert len(faith) == 4500 and sum(faith) / len(faith) == pytest.approx(0.5)
+
+
+def test_a_cut_markdown_report_is_refused_naming_the_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "cut.md"
+    text = (DATA / "harness_report.md").read_text()
+    path.write_text(text[: text.index("| login-03") + 20])
+    with pytest.raises(ImportFormatError) as info:
+        load_file(path)  # found by detection, as `ragtui import` and an opened folder do
+    assert str(info.value) == f"{path}: line 9: expected 5 cells, found 2"
+
+
+def test_a_windows_1252_byte_past_the_first_64_kb_is_named_with_its_line(tmp_path: Path) -> None:
+    """Detection looks at the first 64 KB; an accented Windows-1252 byte after it was called
+    'binary data' instead of an encoding to convert from."""
+    rows = ["question,answer,faithfulness"] + [f"q{i},a{i},0.5" for i in range(8000)]
+    rows.append("caf\xe9?,r\xe9ponse,0.5")
+    path = tmp_path / "excel.csv"
+    path.write_bytes(("\n".join(rows) + "\n").encode("cp1252"))
+    offset = path.read_bytes().index(b"\xe9")
+    with pytest.raises(ImportFormatError) as info:
+        load_file(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:8002: not UTF-8 text (byte 0xE9 at offset {offset};")
+    assert "iconv -f CP1252 -t UTF-8" in message and "\n" not in message

@@ -437,3 +437,26 @@ def test_wrong_types_anywhere_never_crash(tmp_path: Path) -> None:
             for run_file in run_files:
                 out = write_run_file(tmp_path / "out.ragtui.jsonl", run_file.run, run_file.cases)
                 assert read_run_file(out) == run_file, (path, new)
+
+
+def test_a_second_result_for_one_sample_and_epoch_is_refused_naming_both(tmp_path: Path) -> None:
+    """It was 'not imported: cannot write into DIR (…ragtui.jsonl:3: field 'case_id': expected a
+    case id unique within the run …)': the output blamed, the log's two places unnamed."""
+    log = json.loads(CANCELLED_JSON.read_text())
+    log["samples"].append(log["samples"][0])
+    merged = tmp_path / "merged.json"
+    merged.write_text(json.dumps(log))
+    with zipfile.ZipFile(OLD_EVAL) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    members["samples/1_epoch_1_copy.json"] = members["samples/1_epoch_1.json"]
+    copied = _zip(tmp_path / "copied.eval", members)
+    for path, where, first in [
+        (merged, "samples[3]", "samples[0]"),
+        (copied, "samples/1_epoch_1_copy.json", "samples/1_epoch_1.json"),
+    ]:
+        with pytest.raises(ImportFormatError) as caught:
+            load(path)
+        assert str(caught.value) == (
+            f"{path}: {where}: sample id '1' epoch 1: expected one result per sample and "
+            f"epoch, found a second (the first in {first})"
+        )

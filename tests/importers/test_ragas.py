@@ -336,3 +336,19 @@ def test_malformed_files_give_one_clear_error(tmp_path: Path, case: str) -> None
         load_file(path, "ragas")
     message = str(info.value)
     assert message.startswith(str(path)) and "\n" not in message
+
+
+def test_a_file_cut_inside_a_utf8_character_is_refused_as_truncated(tmp_path: Path) -> None:
+    """The real public CSV cut in the middle of a multi-byte character (a copy taken while its
+    tool was writing it) was 'expected UTF-8 text, found binary data at byte N'."""
+    data = (DATA / "ragas_v0.2plus_elasticsearch_ragas_evaluation.csv").read_bytes()
+    lead = next(i for i, b in enumerate(data) if b >= 0xC0)  # the first multi-byte character
+    path = tmp_path / "cut.csv"
+    path.write_bytes(data[: lead + 1])
+    for fmt in (None, "ragas"):
+        with pytest.raises(ImportFormatError) as info:
+            load_file(path, fmt)
+        assert str(info.value) == (
+            f"{path}: the file ends inside a UTF-8 character (byte {lead}): truncated? "
+            "import a whole copy (one its tool finished)"
+        )
