@@ -141,6 +141,8 @@ def _to_runs(
             f"{path}: Inspect log status is '{status}'{detail}; {held}"
             + (f" (dataset has {expected} per epoch)" if expected else "")
         )
+    elif samples and (short := _samples_missing(path, header, samples)):
+        notices.append(short)
     if several and stated:
         stated = tuple(
             dataclasses.replace(f, statistic=f"{f.statistic}, over all {len(epochs)} epochs")
@@ -178,6 +180,34 @@ def _to_runs(
         cases = tuple(_case(s, layout, scales) for s in rows)
         runs.append(RunFile(run=run, cases=cases))
     return runs
+
+
+def _samples_missing(path: Path, header: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    """A finished log that holds fewer samples than it counts (a member lost from the archive,
+    a log cut by hand): its per-case figures cover what it holds, its stated ones every sample.
+    Said, with the samples missing where the header lists its ids; "" when they agree."""
+    total = header["results"].get("total_samples")
+    if not isinstance(total, int) or isinstance(total, bool) or total == len(samples):
+        return ""
+    ev = header["eval"]
+    epochs = ev.get("config", {}).get("epochs")
+    epochs = epochs if isinstance(epochs, int) and not isinstance(epochs, bool) else 1
+    held = {(str(s["id"]), s["epoch"]) for s in samples}
+    ids = [str(i) for i in _items(ev.get("dataset", {}).get("sample_ids"))]
+    missing = [
+        f"{i}" + (f" (epoch {e})" if epochs > 1 else "")
+        for e in range(1, epochs + 1)
+        for i in ids
+        if (i, e) not in held
+    ]
+    named = ""
+    if missing:
+        named = f"; missing: {', '.join(missing[:10])}" + (" …" if len(missing) > 10 else "")
+    return (
+        f"{path}: the log counts {total} samples (results.total_samples) and holds "
+        f"{len(samples)}: the per-case figures are over the {len(samples)} it holds, its "
+        f"stated figures over all {total}{named}"
+    )
 
 
 def _one_result_per_sample(path: Path, samples: list[dict[str, Any]]) -> None:

@@ -460,3 +460,25 @@ def test_a_second_result_for_one_sample_and_epoch_is_refused_naming_both(tmp_pat
             f"{path}: {where}: sample id '1' epoch 1: expected one result per sample and "
             f"epoch, found a second (the first in {first})"
         )
+
+
+def test_a_finished_log_missing_a_sample_says_which_and_what_its_figures_cover(
+    tmp_path: Path,
+) -> None:
+    """A sample lost from a finished log (a member of a .eval, an entry cut by hand) imported
+    the rest with no word, beside the stated figures of every sample."""
+    log = json.loads(REFUNDS_JSON.read_text())
+    total = log["results"]["total_samples"]  # the log's own count: 4 samples x 2 epochs
+    lost = log["samples"].pop(5)
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps(log))
+    runs = load(short)
+    assert sum(len(r.cases) for r in runs) == total - 1
+    (said,) = INSPECT.last_notices
+    assert said == (
+        f"{short}: the log counts {total} samples (results.total_samples) and holds "
+        f"{total - 1}: the per-case figures are over the {total - 1} it holds, its stated "
+        f"figures over all {total}; missing: {lost['id']} (epoch {lost['epoch']})"
+    )
+    load(REFUNDS_JSON)
+    assert INSPECT.last_notices == []  # the whole log: nothing to say
