@@ -123,7 +123,10 @@ def show_command(run: str, case: str | None, path_option: str | None, as_json: b
             lines = [
                 f"run {h.id}  name {h.name}  kind {h.kind}  created {h.created_at}",
                 f"config {json.dumps(dict(h.config), sort_keys=True)}  key {h.config_key}",
-                f"judge {h.judge.model} ({h.judge.provider}) prompt {h.judge.prompt_hash}",
+                # an imported run may name no judge: "unknown", not Python's None
+                f"judge {h.judge.model or 'unknown'}"
+                + (f" ({h.judge.provider})" if h.judge.provider else "")
+                + f" prompt {h.judge.prompt_hash or 'unknown'}",
                 f"{len(cases)} cases",
             ]
             lines += ["stated " + stated_figure(f) for f in h.stated]

@@ -173,3 +173,16 @@ def test_an_index_that_fails_itself_is_exit_1_with_its_cause_not_bad_input(
     assert "Traceback" not in result.output and "aborted" not in result.output
     assert "DuckDB ran out of its 1MB memory limit" in result.stderr
     assert "RAGTUI_DUCKDB_MEMORY" in result.stderr
+
+
+def test_show_of_a_run_that_names_no_judge_says_unknown_not_none(tmp_path: Path) -> None:
+    """An imported RAGAS table names no judge: `show` printed 'judge None (None) prompt None'."""
+    source = Path(__file__).resolve().parents[1] / "data" / "ragas" / "ragas_v04_refunds.csv"
+    (tmp_path / source.name).write_bytes(source.read_bytes())
+    listed = CliRunner().invoke(cli, ["runs", str(tmp_path), "--json"])
+    (run,) = json.loads(listed.stdout)["runs"]
+    assert run["judge"] is None  # the file's own: no judge named
+    result = CliRunner().invoke(cli, ["show", run["id"], "--path", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "judge unknown prompt unknown" in result.stdout
+    assert "None" not in result.stdout
