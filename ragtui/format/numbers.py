@@ -106,7 +106,13 @@ _ABBREVIATIONS = {
 
 def _abbreviate(name: str, keep: int) -> str:
     words = [w for w in re.split(r"[\s_\-/.]+", name) if w]
-    return " ".join(_ABBREVIATIONS.get(w.lower(), w[:keep]) for w in words) or name
+    # a word one letter longer than the cut stays whole: "choic" saves a cell and reads wrong
+    return (
+        " ".join(
+            _ABBREVIATIONS.get(w.lower(), w if len(w) <= keep + 1 else w[:keep]) for w in words
+        )
+        or name
+    )
 
 
 SHORT_METRIC_WIDTH = 16  # a metric's column header is at most this wide (then 20, 24: unique)

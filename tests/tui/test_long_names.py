@@ -135,3 +135,9 @@ async def test_case_shows_every_figure_and_the_title_values(long_names, make_app
             assert "…" not in row.split("number_")[1], row  # nothing cut after the name
             cells = row.split("number_")[1].split()
             assert len([c for c in cells if FIGURE.match(c)]) >= 3, row
+
+
+def test_a_word_one_letter_longer_than_the_cut_stays_whole() -> None:
+    """Inspect's `choice` scorer was headed 'choic': one cell saved, a word misread."""
+    shorts = short_metrics(["choice", "faithfulness", "answer_relevance"])
+    assert shorts == {"choice": "choice", "faithfulness": "faith", "answer_relevance": "ans rel"}
