@@ -20,7 +20,7 @@ from ragtui.tui.screens.compare import CompareScreen
 from ragtui.tui.screens.noise import NoiseScreen
 from ragtui.tui.screens.rejudge import RejudgeCaseScreen, RejudgeRunScreen
 from ragtui.tui.widgets.run_table import RunTable
-from tests.fakejudge import FakeJudge, Reply
+from tests.fakejudge import FakeJudge, Fault, Reply
 from tests.tui.conftest import wait_ready, widget_text
 from tests.tui.history_b import WORST, screen_text, write_history
 
@@ -129,6 +129,26 @@ async def test_unreachable_judge_is_one_line_and_the_form_stays(tmp_path, make_a
         assert f"127.0.0.1:{port}" in status and "\n" not in status.strip()
         assert not app.screen.query_one("#judge-run").disabled  # try again, or esc
         assert app.screen.result_id is None
+
+
+async def test_a_case_whose_every_grade_the_judge_failed_is_its_reason_not_a_crash(
+    tmp_path, make_app
+) -> None:
+    path = tmp_path / "runs"
+    ids = write_history(path)
+    with FakeJudge(models=["judge-1"], default=Fault(500, body="model overloaded")) as server:
+        write_config(path, server.url)
+        app = make_app(path)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_ready(app, pilot)
+            await app.push_screen(RejudgeCaseScreen(ids["baseline"], WORST))
+            await wait_ready(app, pilot)
+            await run_form(app, pilot)
+            status = str(app.screen.query_one("#rejudge-status").render())
+            assert "HTTP 500" in status and "model overloaded" in status
+            assert WORST in status and "Error" not in status  # no AssertionError(...)
+            assert not app.screen.query_one("#judge-run").disabled  # try again, or esc
+            assert app.screen.result_id is None
 
 
 async def test_no_judges_configured_says_how_to_add_one(tmp_path, make_app) -> None:
