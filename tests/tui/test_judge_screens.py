@@ -393,6 +393,49 @@ async def test_a_run_rejudge_says_what_it_will_do_and_sends_nothing_before_start
         assert fake.chat_requests() == []
 
 
+async def test_a_run_rejudge_begun_before_says_only_the_calls_left_are_sent(
+    runs, fake, make_app
+) -> None:
+    """Three cases were judged by an earlier run of the same batch: the plan says so and
+    counts only the calls left, which is what the judge then receives (it resumes)."""
+    from ragtui.config import load_config
+    from ragtui.core.store import Store
+    from ragtui.judge.runner import judge_run
+
+    path, ids = runs
+    cases = [c["case_id"] for c in file_cases(path, ids["baseline"])]
+    n, metrics = len(cases), ["answer_relevance", "faithfulness"]
+    with Store.open(path) as store:
+        cfg = load_config(path).judge("fake")
+        await judge_run(store, ids["baseline"], cfg, metrics=metrics, case_ids=cases[:3])
+    fake.reset()
+    scripted(fake)
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await app.push_screen(RejudgeRunScreen(ids["baseline"]))
+        await wait_ready(app, pilot)
+        ticked = app.screen.query_one(SelectionList)
+        ticked.deselect_all()
+        for m in metrics:
+            ticked.select(m)
+        await pilot.click("#judge-run")
+        await wait_ready(app, pilot)
+        flat = " ".join(screen_text(app).split())
+        left = (n - 3) * 2
+        assert (
+            f"{n} cases × 2 metrics = {n * 2} judge calls, 6 of them made by an earlier run" in flat
+        )
+        assert f"{left} left to send" in flat
+        assert fake.chat_requests() == []
+        await pilot.click("#batch-start")
+        for _ in range(50):
+            await wait_ready(app, pilot)
+            if not getattr(app.screen, "running", False):
+                break
+        assert len(fake.chat_requests()) == left
+
+
 async def test_rejudge_of_a_run_that_no_longer_exists_is_a_line_not_a_crash(
     runs, fake, make_app
 ) -> None:
