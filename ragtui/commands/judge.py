@@ -176,14 +176,14 @@ def rejudge_command(
 
 
 def _fail_if_nothing_graded(result: BatchResult) -> None:
-    """Exit 1 when the judge failed every grade of every case asked (a batch too small for
-    the runner's stop rule, e.g. `--case X`): nothing was judged, which is not a success."""
+    """Exit 1 when the judge failed every grade of every case asked and no run was written (a
+    batch too small for the runner's stop rule, e.g. `--case X`): nothing came of it, which
+    is not a success. A resume whose retried cases fail again keeps its run: not this."""
     p = result.progress
-    asked = p.done - p.resumed
-    if asked and not p.retried and p.left_out == asked:
+    if p.left_out and not result.path.exists():
         raise click.ClickException(
-            f"the judge failed every grade of the {plural(asked, 'case')} asked: nothing "
-            "judged (running it again retries them)"
+            f"the judge failed every grade of the {plural(p.left_out, 'case')} asked: nothing "
+            "judged, no run written (running it again retries them)"
         )
 
 
