@@ -25,7 +25,7 @@ from ragtui.commands.common import (
     writable_folder,
 )
 from ragtui.core.errors import RagtuiError
-from ragtui.format import one_line
+from ragtui.format import one_line, plural
 from ragtui.judge.runner import BatchResult, Progress
 from ragtui.services.judging import (
     NoiseCheck,
@@ -172,6 +172,19 @@ def rejudge_command(
             emit_json(_batch_json(result) | {"notices": notices}, workspace)
         else:
             _report(result)
+        _fail_if_nothing_graded(result)
+
+
+def _fail_if_nothing_graded(result: BatchResult) -> None:
+    """Exit 1 when the judge failed every grade of every case asked and no run was written (a
+    batch too small for the runner's stop rule, e.g. `--case X`): nothing came of it, which
+    is not a success. A resume whose retried cases fail again keeps its run: not this."""
+    p = result.progress
+    if p.left_out and not result.path.exists():
+        raise click.ClickException(
+            f"the judge failed every grade of the {plural(p.left_out, 'case')} asked: nothing "
+            "judged, no run written (running it again retries them)"
+        )
 
 
 @click.command("judges")

@@ -67,6 +67,7 @@ class BatchResult:
     seconds: float
     calls: int  # HTTP attempts, retries included
     error_samples: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)  # the errors of error_samples, alone
     metrics: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # e.g. a crash-left file was replaced
 
@@ -452,6 +453,7 @@ async def judge_run(
         progress=state,
         calls=client.calls,
         error_samples=[f"{_places(where)}: {error}" for error, where in failures.items()],
+        reasons=list(failures),
         metrics=[m.name for m in chosen],
         seconds=asyncio.get_running_loop().time() - started,
         notices=list(appender.notices),
@@ -472,6 +474,14 @@ async def rejudge_case(
     result = await judge_run(
         store, run_ref, judge, metrics=metrics, case_ids=[case_id], client=client
     )
+    if result.progress.left_out:
+        # every grade failed: the case was not written (the next try asks again), so there
+        # is no case to show; the judge's own reason is the one line to say
+        reasons = "; ".join(result.reasons)
+        raise JudgeError(
+            f"judge {judge.name}: every grade of case {case_id} failed, nothing written"
+            + (f" ({reasons})" if reasons else "")
+        )
     case = await asyncio.to_thread(store.case, result.run_id, case_id)
     assert case is not None, "judge_run indexes the case it wrote"
     return result, case

@@ -20,9 +20,17 @@ from ragtui.core.model import Run
 from ragtui.core.queries import DERIVED
 from ragtui.core.store import Store
 from ragtui.judge.client import JudgeClient
+from ragtui.judge.metrics import get_metrics
 from ragtui.judge.noise import MetricNoise, pipeline_rerun, rerun_noise
 from ragtui.judge.prompts import same_judge
-from ragtui.judge.runner import BatchResult, Progress, default_metrics, judge_run, noise_reruns
+from ragtui.judge.runner import (
+    BatchResult,
+    Progress,
+    batch_run,
+    default_metrics,
+    judge_run,
+    noise_reruns,
+)
 from ragtui.services import comparing
 from ragtui.services.workspace import Workspace
 from ragtui.trust import user_config_path
@@ -86,10 +94,16 @@ class BatchPlan:
     metrics: tuple[str, ...]
     cases: int
     times: int = 1
+    done: int = 0  # cases (over every rerun) an earlier run of this very batch already judged
 
     @property
     def calls(self) -> int:
         return self.cases * len(self.metrics) * self.times
+
+    @property
+    def made(self) -> int:
+        """Of `calls`, those an earlier run of the batch already made: it resumes after them."""
+        return self.done * len(self.metrics)
 
 
 def plan_batch(
@@ -105,11 +119,21 @@ def plan_batch(
     thread from the UI."""
     run_id = store.resolve_run(run_ref)
     names = tuple(metrics or default_metrics(store, run_id))
+    parent = store.run(run_id)
     if case_ids:
-        cases = len(case_ids)
-    else:
-        cases = next(r.n_cases for r in store.run_rows() if r.id == run_id)
-    return BatchPlan(run_id, store.run(run_id).name, judge, names, cases, times)
+        return BatchPlan(run_id, parent.name, judge, names, len(case_ids), times)
+    cases = next(r.n_cases for r in store.run_rows() if r.id == run_id)
+    # the batch reopens the run file(s) an earlier run of it began and judges only the cases
+    # not in them: a plan of every call would overstate what is sent (a finished batch: none)
+    chosen = get_metrics(names)
+    ids = (
+        [batch_run(parent, judge, chosen, kind="rerun", index=i).id for i in range(1, times + 1)]
+        if times > 1
+        else [batch_run(parent, judge, chosen).id]
+    )
+    known = {r.id for r in store.run_rows()}
+    done = sum(min(cases, store.case_count(i)) for i in ids if i in known)
+    return BatchPlan(run_id, parent.name, judge, names, cases, times, done)
 
 
 async def rejudge(

@@ -172,6 +172,29 @@ def test_connection_refused_is_one_line_and_non_zero(tmp_path: Path) -> None:
     assert [r["id"] for r in json.loads(listed.stdout)["runs"]] == ["base", "cand"]
 
 
+def test_a_case_re_judge_the_judge_failed_entirely_exits_1_not_0(
+    tmp_path: Path, server: FakeJudge
+) -> None:
+    """Two cases (under the stop rule's three) whose every grade the judge refused: nothing
+    was judged, so the exit code says a failure (a script must not take it for done), with
+    one Error line on stderr; with --json, the counts are still printed."""
+    runs = make_runs(tmp_path / "runs")
+    write_toml(runs, server)  # backoff 0.01: the retries are quick
+    server.default = Fault(500, body="model overloaded")
+    args = ("rejudge", "base", str(runs), "--case", "c01", "--case", "c02", "-m", "faithfulness")
+    env = {"RAGTUI_TEST_SECRET": SECRET}
+    result = invoke(*args, "--judge", "local", "--json", env=env)
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout)["left_out"] == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "2 cases" in errors[0] and "Traceback" not in result.output
+    assert not list(runs.glob("base--rejudge-*"))
+    # one case of two refused: something was judged, that is a partial success (exit 0)
+    server.default = "YES"
+    server.when("ANSWER-01", Fault(500, body="model overloaded"))
+    assert invoke(*args, "--judge", "local", env=env).exit_code == 0
+
+
 def test_bad_judge_choice_is_one_line(tmp_path: Path, server: FakeJudge) -> None:
     runs = make_runs(tmp_path / "runs")
     """Bad input exits 2 in the judge commands as everywhere else (they exited 1, the code

@@ -494,6 +494,21 @@ async def test_rejudge_one_case_returns_it(store: Store, fake_judge: FakeJudge) 
     assert result.progress.total == 1 and len(fake_judge.chat_requests()) == 1
 
 
+async def test_rejudge_one_case_whose_every_grade_failed_says_the_judge_s_reason(
+    store: Store, fake_judge: FakeJudge
+) -> None:
+    from ragtui.judge.client import JudgeError
+
+    fake_judge.default = Fault(500, body='{"error": "model overloaded"}')
+    with pytest.raises(JudgeError) as caught:
+        await rejudge_case(store, "base", "case-04", judge(fake_judge), metrics=["faithfulness"])
+    message = str(caught.value)
+    assert "case-04" in message and "HTTP 500" in message and "model overloaded" in message
+    assert "\n" not in message
+    # nothing judged: no run file left behind, and the next try asks the judge again
+    assert not list(store.folder.glob("base--rejudge-*"))
+
+
 async def test_slow_replies_beyond_the_timeout_are_counted_errors(
     store: Store, fake_judge: FakeJudge
 ) -> None:

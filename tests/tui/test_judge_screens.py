@@ -20,7 +20,7 @@ from ragtui.tui.screens.compare import CompareScreen
 from ragtui.tui.screens.noise import NoiseScreen
 from ragtui.tui.screens.rejudge import RejudgeCaseScreen, RejudgeRunScreen
 from ragtui.tui.widgets.run_table import RunTable
-from tests.fakejudge import FakeJudge, Reply
+from tests.fakejudge import FakeJudge, Fault, Reply
 from tests.tui.conftest import wait_ready, widget_text
 from tests.tui.history_b import WORST, screen_text, write_history
 
@@ -129,6 +129,26 @@ async def test_unreachable_judge_is_one_line_and_the_form_stays(tmp_path, make_a
         assert f"127.0.0.1:{port}" in status and "\n" not in status.strip()
         assert not app.screen.query_one("#judge-run").disabled  # try again, or esc
         assert app.screen.result_id is None
+
+
+async def test_a_case_whose_every_grade_the_judge_failed_is_its_reason_not_a_crash(
+    tmp_path, make_app
+) -> None:
+    path = tmp_path / "runs"
+    ids = write_history(path)
+    with FakeJudge(models=["judge-1"], default=Fault(500, body="model overloaded")) as server:
+        write_config(path, server.url)
+        app = make_app(path)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_ready(app, pilot)
+            await app.push_screen(RejudgeCaseScreen(ids["baseline"], WORST))
+            await wait_ready(app, pilot)
+            await run_form(app, pilot)
+            status = str(app.screen.query_one("#rejudge-status").render())
+            assert "HTTP 500" in status and "model overloaded" in status
+            assert WORST in status and "Error" not in status  # no AssertionError(...)
+            assert not app.screen.query_one("#judge-run").disabled  # try again, or esc
+            assert app.screen.result_id is None
 
 
 async def test_no_judges_configured_says_how_to_add_one(tmp_path, make_app) -> None:
@@ -371,6 +391,49 @@ async def test_a_run_rejudge_says_what_it_will_do_and_sends_nothing_before_start
         await wait_ready(app, pilot)
         assert app.screen.query_one("#batch-form").display
         assert fake.chat_requests() == []
+
+
+async def test_a_run_rejudge_begun_before_says_only_the_calls_left_are_sent(
+    runs, fake, make_app
+) -> None:
+    """Three cases were judged by an earlier run of the same batch: the plan says so and
+    counts only the calls left, which is what the judge then receives (it resumes)."""
+    from ragtui.config import load_config
+    from ragtui.core.store import Store
+    from ragtui.judge.runner import judge_run
+
+    path, ids = runs
+    cases = [c["case_id"] for c in file_cases(path, ids["baseline"])]
+    n, metrics = len(cases), ["answer_relevance", "faithfulness"]
+    with Store.open(path) as store:
+        cfg = load_config(path).judge("fake")
+        await judge_run(store, ids["baseline"], cfg, metrics=metrics, case_ids=cases[:3])
+    fake.reset()
+    scripted(fake)
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await app.push_screen(RejudgeRunScreen(ids["baseline"]))
+        await wait_ready(app, pilot)
+        ticked = app.screen.query_one(SelectionList)
+        ticked.deselect_all()
+        for m in metrics:
+            ticked.select(m)
+        await pilot.click("#judge-run")
+        await wait_ready(app, pilot)
+        flat = " ".join(screen_text(app).split())
+        left = (n - 3) * 2
+        assert (
+            f"{n} cases × 2 metrics = {n * 2} judge calls, 6 of them made by an earlier run" in flat
+        )
+        assert f"{left} left to send" in flat
+        assert fake.chat_requests() == []
+        await pilot.click("#batch-start")
+        for _ in range(50):
+            await wait_ready(app, pilot)
+            if not getattr(app.screen, "running", False):
+                break
+        assert len(fake.chat_requests()) == left
 
 
 async def test_rejudge_of_a_run_that_no_longer_exists_is_a_line_not_a_crash(

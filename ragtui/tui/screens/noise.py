@@ -152,7 +152,7 @@ class NoiseScreen(JudgeBatch, Screen[None]):
                 )
                 extra = (
                     f"then the pending comparison with B ({b.run_name}): if another judge or "
-                    f"prompt graded B, B is re-judged first, up to {b.calls:,} more calls "
+                    f"prompt graded B, B is re-judged first, up to {b.calls - b.made:,} more calls "
                     "(cached replies are reused)"
                 )
         except Exception as exc:  # a worker reports its failure; it never ends the app

@@ -54,6 +54,13 @@ def plan_text(plan: BatchPlan, verb: str, extra: str | None = None) -> Text:
         (plan.run_name, "bold"),
         f": {plan.cases:,} cases × {len(plan.metrics)} metrics{reruns} = ",
         (f"{plan.calls:,} judge calls", "bold"),
+        (
+            f", {plan.made:,} of them made by an earlier run of this batch: "
+            f"{plan.calls - plan.made:,} left to send"
+            if plan.made
+            else "",
+            "",
+        ),
         "\nwith ",
         (plan.judge.label, ""),
         "\nmetrics: ",
