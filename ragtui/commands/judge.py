@@ -25,7 +25,7 @@ from ragtui.commands.common import (
     writable_folder,
 )
 from ragtui.core.errors import RagtuiError
-from ragtui.format import one_line, plural
+from ragtui.format import one_line, plural, verdict_moves
 from ragtui.judge.runner import BatchResult, Progress
 from ragtui.services.judging import (
     NoiseCheck,
@@ -289,6 +289,9 @@ def _print_comparison(check: NoiseCheck) -> None:
     from ragtui.commands.compare_view import print_comparison
 
     assert check.comparison is not None
+    if check.before is not None:  # as the Noise screen says it: before → with the noise
+        for line in verdict_moves(check.before, check.comparison).lines():
+            click.echo(one_line(line))
     print_comparison(check.comparison)
 
 
@@ -335,5 +338,7 @@ def _noise_json(check: NoiseCheck) -> dict[str, Any]:
         "batches": [_batch_json(b) for b in check.batches],  # the reruns this check asked
         "noise": [metric(m) for m in check.noise],
         "comparison": None if check.comparison is None else check.comparison.to_json(),
+        # the pending comparison as it stood before the reruns (judge-only check, --against)
+        "before": None if check.before is None else check.before.to_json(),
         "note": check.note,  # which judge the floor is, how B was made like-for-like
     }

@@ -47,6 +47,7 @@ from ragtui.format.glossary import (
     RUNS_COLUMNS,
     column_help,
 )
+from ragtui.format.noise_check import VerdictMoves, verdict_moves
 from ragtui.format.numbers import (
     cells,
     interval,
@@ -110,6 +111,7 @@ __all__ = [
     "RUNS_COLUMNS",
     "SHORT_VERDICTS",
     "UNSAFE_RE2",
+    "VerdictMoves",
     "agreement_text",
     "attribution_line",
     "attribution_text",
@@ -177,6 +179,7 @@ __all__ = [
     "signed_pts",
     "stated_figure",
     "verdict_label",
+    "verdict_moves",
     "verdict_reason",
     "word_diff",
 ]

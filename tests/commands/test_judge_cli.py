@@ -292,6 +292,8 @@ def test_noise_prints_floor_and_verdict(tmp_path: Path, server: FakeJudge) -> No
         return "NO" if flip["n"] % 3 == 0 else "YES"
 
     server.responder = noisy
+    pending = invoke("compare", "base", "cand", "--path", str(runs), "-m", "faithfulness", "--json")
+    (was,) = json.loads(pending.stdout)["metrics"]
     result = invoke(
         "noise",
         "base",
@@ -305,6 +307,20 @@ def test_noise_prints_floor_and_verdict(tmp_path: Path, server: FakeJudge) -> No
         "cand",
     )
     assert result.exit_code == 0, result.output
+    # the pending verdict before → with the noise, in the Noise screen's words (it was only
+    # on the screen): here under two judges, which is said
+    shown = invoke("show", "base", "--path", str(runs), "--json")
+    own = json.loads(shown.stdout)["run"]["judge"]["model"] or "the runs' own judge"
+    assert (
+        f"verdict of the pending comparison, graded by {own} → graded by the noise judge "
+        "judge-1, with its noise" in result.stdout
+    )
+    assert "two judges: a verdict that changed may have changed with the judge" in result.stdout
+    assert re.search(
+        rf"^  faithfulness  {re.escape(was['verdict_text'])} → [a-z ()<]+(  \(noise floor ±\d+\.\d\))?$",
+        result.stdout,
+        re.M,
+    ), result.stdout
     # 3 reruns of base, then cand re-judged by the same judge for a like-for-like verdict
     assert len(server.chat_requests()) == 36 + 12
     assert "B re-judged by ollama-judge-1" in result.stdout
@@ -545,8 +561,12 @@ def test_a_smaller_times_after_a_larger_keeps_one_noise_floor(
 
     server.responder = third_says_no
     args = (str(runs), *adhoc(server, "--concurrency", "1"), "-m", "faithfulness")
+    pending = invoke("compare", "base", "cand", "--path", str(runs), "-m", "faithfulness", "--json")
     first = invoke("noise", "base", *args, "-k", "3", "--against", "cand", "--json")
     assert first.exit_code == 0, first.output
+    # the verdict as it stood before the reruns, as `compare` gave it then
+    before = json.loads(first.stdout)["before"]
+    assert before["metrics"] == json.loads(pending.stdout)["metrics"]
     asked = len(server.chat_requests())
     again = invoke("noise", "base", *args, "-k", "2", "--against", "cand", "--json")
     assert again.exit_code == 0, again.output

@@ -23,8 +23,8 @@ from textual.widgets import ProgressBar, Static
 
 from ragtui.core.compare import Comparison
 from ragtui.core.errors import RagtuiError
+from ragtui.format import verdict_moves
 from ragtui.judge.noise import noise_lines
-from ragtui.judge.prompts import same_judge
 from ragtui.judge.runner import Progress
 from ragtui.services.judging import NoiseCheck, noise_check, plan_batch
 from ragtui.tui.widgets.batch import BatchConfirm, JudgeBatch, counts, plan_text
@@ -37,41 +37,18 @@ DEFAULT_TIMES = 3
 
 
 def verdict_changes(before: Comparison | None, after: Comparison) -> list[Text]:
-    """Per metric: the pending comparison's verdict before the reruns → with them. When the
-    noise judge is not the one that graded A and B, the verdict after is that other judge's:
-    said so, not passed off as the same verdict moved by the measured noise."""
+    """Per metric: the pending comparison's verdict before the reruns → with them, in the
+    words the CLI prints (fmt.verdict_moves), each verdict in its colour."""
     if before is None:
         return []
-    one_judge = same_judge(before.run_a.judge, after.run_a.judge) and same_judge(
-        before.run_b.judge, after.run_b.judge
-    )
-    if one_judge:
-        out = [
-            Text(
-                "\nverdict of the pending comparison, before → with the measured noise",
-                style="bold",
-            )
-        ]
-    else:
-        out = [
-            join(
-                ("\nverdict of the pending comparison, graded by ", "bold"),
-                (before.run_a.judge.model or "the runs' own judge", "bold"),
-                (" → graded by the noise judge ", "bold"),
-                (after.run_a.judge.model or "unknown", "bold"),
-                (", with its noise", "bold"),
-            ),
-            Text(
-                "  two judges: a verdict that changed may have changed with the judge, "
-                "not with the measured noise",
-                style="dim",
-            ),
-        ]
-    for r in after.metrics:
-        old = before.metric(r.metric)
-        was = verdict_text(old) if old is not None else Text("not compared", style="dim")
-        floor = "" if r.noise_floor is None else f"  (noise floor ±{r.noise_floor * 100:.1f})"
-        out.append(join("  ", (r.metric, "bold"), "  ", was, " → ", verdict_text(r), floor))
+    said = verdict_moves(before, after)
+    # the heading names the judges, from the run files: through the neutraliser (lit)
+    out = [join("\n", lit(said.heading, "bold"))]
+    if said.caveat:
+        out.append(lit("  " + said.caveat, "dim"))
+    for m in said.moves:
+        was = verdict_text(m.was) if m.was is not None else Text("not compared", style="dim")
+        out.append(join("  ", (m.metric, "bold"), "  ", was, " → ", verdict_text(m.now), m.floor))
     return out
 
 
