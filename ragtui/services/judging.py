@@ -267,7 +267,7 @@ async def full_noise_check(
                 f"metric {unknown[0]!r} is not scored in {parent_id} "
                 f"(it has: {', '.join(have) or 'none'})"
             )
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    prefix = await asyncio.to_thread(_free_prefix, store, f"{parent.id}{DERIVED}full-", times)
     ids: list[str] = []
     for i in range(1, times + 1):
         if on_line:
@@ -276,19 +276,51 @@ async def full_noise_check(
             store,
             parent,
             config.rerun_command,
-            f"{parent.id}{DERIVED}full-{stamp}-{i}",
+            f"{prefix}-{i}",
             on_line=None if on_line is None else (lambda line: on_line(f"  | {line}")),
             timeout=config.rerun_timeout,
         )
         for path in paths:
             ids.append(await asyncio.to_thread(store.index_file, path))
-    group = [parent_id, *ids]
+    group = await asyncio.to_thread(_pipeline_replicates, store, parent_id, ids)
     names = list(metrics) if metrics else await asyncio.to_thread(store.metrics, group)
     noise = await asyncio.to_thread(rerun_noise, store, group, names)
     comparison = None
     if against:
         comparison = await _compare(workspace, parent_id, against, names)
     return NoiseCheck(parent_id, group, [], noise, comparison, full=True)
+
+
+def _free_prefix(store: Store, start: str, times: int) -> str:
+    """`start` + the time to the second, made unique: a second check within that second (a
+    script's next command) took the same run ids and failed on them."""
+    known = {r.id for r in store.run_rows()}
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    for k in range(1000):
+        prefix = f"{start}{stamp}" + (f".{k}" if k else "")
+        if not any(f"{prefix}-{i}" in known for i in range(1, times + 1)):
+            return prefix
+    raise InputError(f"no free run id for the reruns: {start}{stamp}.* are all used")
+
+
+def _pipeline_replicates(store: Store, parent_id: str, ids: Sequence[str]) -> list[str]:
+    """The floor's runs, oldest first: the parent, the pipeline reruns asked now and those an
+    earlier `--full` made of it (new answers: a judge-only rerun shares the parent's), as the
+    comparison counts the config's reruns (`-k 2` twice printed a floor over 3 runs, above a
+    verdict over 5)."""
+    family = store.reruns(parent_id)
+    prints = store.answer_fingerprints(family)
+
+    def earlier(r: str) -> bool:
+        run = store.run(r)
+        return (
+            run.kind == "rerun"
+            and run.parent == parent_id
+            and prints.get(r) != prints.get(parent_id)
+        )
+
+    chosen = [r for r in family if r == parent_id or r in ids or earlier(r)]
+    return chosen + [r for r in ids if r not in chosen]
 
 
 async def _compare(workspace: Workspace, a: str, b: str, metrics: list[str]) -> Comparison:

@@ -364,6 +364,45 @@ def test_noise_full_runs_the_pipeline(tmp_path: Path) -> None:
     assert {h.config_key for h in headers} == {base.config_key}
 
 
+def test_a_second_full_noise_check_keeps_one_floor_with_the_earlier_reruns(tmp_path: Path) -> None:
+    """`--full -k 2` twice: the second printed a floor over the parent and its own rerun alone,
+    above a comparison whose floor is over every rerun of the config (as the judge-only check
+    already counts its earlier reruns)."""
+    runs = make_runs(tmp_path / "runs")
+    counter = tmp_path / "calls"
+    script = tmp_path / "pipeline.py"
+    script.write_text(
+        "import json, sys, pathlib\n"
+        "config, out = sys.argv[1:3]\n"
+        f"counter = pathlib.Path({str(counter)!r})\n"
+        "n = int(counter.read_text()) + 1 if counter.exists() else 1\n"
+        "counter.write_text(str(n))\n"
+        "header = {'ragtui_run': 1, 'id': 'ignored', 'name': 'x', "
+        "'created_at': '2026-11-21T00:00:00Z', 'config': json.load(open(config))}\n"
+        "rows = [{'case_id': f'c{i:02d}', 'question': 'q', 'answer': f'new answer {n}', "
+        "'scores': {'faithfulness': {'value': 0.0 if i < n else 1.0}}} for i in range(8)]\n"
+        "p = pathlib.Path(out) / 'result.ragtui.jsonl'\n"
+        "p.write_text('\\n'.join(json.dumps(x) for x in [header, *rows]) + '\\n')\n",
+        encoding="utf-8",
+    )
+    user_config_path().parent.mkdir(parents=True, exist_ok=True)
+    user_config_path().write_text(
+        f'[rerun]\ncommand = "{sys.executable} {script} {{config}} {{out}}"\n', encoding="utf-8"
+    )
+    args = ("noise", "base", str(runs), "--full", "-k", "2", "--against", "cand", "--json")
+    first = invoke(*args)
+    assert first.exit_code == 0, first.output
+    again = invoke(*args)
+    assert again.exit_code == 0, again.output
+    data = json.loads(again.stdout)
+    (noise,) = data["noise"]
+    # the parent (every case 1.0), then rerun n gives its first n cases 0.0
+    assert len(noise["runs"]) == 5 and noise["runs"][0] == "base"
+    assert noise["means"] == [1.0, 7 / 8, 6 / 8, 5 / 8, 4 / 8]
+    (metric,) = data["comparison"]["metrics"]
+    assert noise["noise_floor"] == pytest.approx(metric["noise_floor"])
+
+
 def test_kill_9_mid_batch_then_resume(tmp_path: Path, server: FakeJudge) -> None:
     runs = make_runs(tmp_path / "runs", n=40)
     server.delay = 0.05
