@@ -15,7 +15,7 @@ from typing import Any
 
 from ragtui.core.model import Chunk, Score, stable_case_id
 from ragtui.importers._common import as_number, clamp01, fail
-from ragtui.importers._tabular import parse_list
+from ragtui.importers._tabular import csv_error_text, parse_list
 from ragtui.importers.base import ImportOptions
 
 QUESTION_VARS = ("query", "question", "input", "user_input", "prompt", "q")
@@ -85,8 +85,10 @@ def csv_rows(path: Path, text: str, options: ImportOptions) -> list[dict[str, An
     try:
         header = next(reader)
         body = list(reader)
-    except (csv.Error, StopIteration) as exc:
-        raise fail(path, f"not valid CSV ({exc})") from None
+    except StopIteration:
+        raise fail(path, "expected a CSV header line, found none") from None
+    except csv.Error as exc:
+        raise fail(path, f"line {reader.line_num}: not valid CSV ({csv_error_text(exc)})") from None
     starts = [i for i, c in enumerate(header) if GROUP.match(c)]
     if not starts:
         raise fail(path, "expected promptfoo CSV columns '[provider] prompt', found none")

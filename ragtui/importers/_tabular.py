@@ -283,6 +283,20 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
     return columns
 
 
+def csv_error_text(exc: csv.Error) -> str:
+    """Python's csv error in a user's words: a cell that runs to the end of the file is a cut
+    file (the tool that wrote it had not finished), not a mystery."""
+    text = str(exc)
+    if "field larger than field limit" in text:
+        return f"a cell longer than {MAX_CELL_BYTES >> 20} MiB"
+    if "unexpected end of data" in text:
+        return (
+            "a quoted cell runs to the end of the file: truncated? import a whole copy "
+            "(one its tool finished)"
+        )
+    return text
+
+
 def _read_csv(path: Path, text: str) -> Table:
     text, sep = excel_separator(text)
     delimiter = sep or _sniff_delimiter(text)
@@ -292,13 +306,8 @@ def _read_csv(path: Path, text: str) -> Table:
         header = next(reader)
         body = list(reader)
     except csv.Error as exc:
-        detail = (
-            f"a cell longer than {MAX_CELL_BYTES >> 20} MiB"
-            if "field larger than field limit" in str(exc)
-            else str(exc)
-        )
         line = reader.line_num + first - 2
-        raise fail(path, f"line {line}: not valid CSV ({detail})") from None
+        raise fail(path, f"line {line}: not valid CSV ({csv_error_text(exc)})") from None
     header = [h.strip() for h in header]
     if len(header) < 2:
         raise fail(path, f"expected a table with several columns, found header {header!r}")

@@ -243,3 +243,25 @@ def test_malformed_csv(tmp_path: Path) -> None:
     path.write_text("a,b\n1,2\n")
     with pytest.raises(ImportFormatError, match="provider"):
         load_file(path, "promptfoo")
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [("promptfoo/promptfoo_v3_refunds.csv", "promptfoo"), ("ragas/ragas_v04_refunds.csv", "ragas")],
+)
+def test_a_csv_cut_inside_a_quoted_cell_names_its_line_and_says_truncated(
+    tmp_path: Path, name: str, fmt: str
+) -> None:
+    """It said 'not valid CSV (unexpected end of data)': no line, and no word of the cause."""
+    text = (DATA.parent / name).read_text(encoding="utf-8")
+    opened = text.index(',"', text.index("\n"))  # a quoted cell of the first row
+    cut = text[: opened + 3]
+    path = tmp_path / "cut.csv"
+    path.write_text(cut, encoding="utf-8")
+    with pytest.raises(ImportFormatError) as info:
+        load_file(path, fmt)
+    lines = cut.count("\n") + 1  # the cell runs to the file's last line
+    assert str(info.value) == (
+        f"{path}: line {lines}: not valid CSV (a quoted cell runs to the end of the file: "
+        "truncated? import a whole copy (one its tool finished))"
+    )
