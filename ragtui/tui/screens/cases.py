@@ -30,6 +30,7 @@ from textual_fastdatatable import ArrowBackend
 from ragtui.core.store import Store
 from ragtui.format import printable, short_metrics
 from ragtui.tui.messages import RunsChanged
+from ragtui.tui.sharing import export
 from ragtui.tui.widgets.case_grid import (
     RAW_ID,
     CaseGrid,
@@ -41,14 +42,12 @@ from ragtui.tui.widgets.case_grid import (
     sort_table,
 )
 from ragtui.tui.widgets.column_focus import ColumnFocused
-from ragtui.tui.widgets.exporting import export_and_tell
 from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.stale_line import REFRESH_KEY, FollowsTheFolder, StaleLine
 from ragtui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
     from ragtui.tui.app import RagtuiApp
-    from ragtui.tui.widgets.export_dialog import ExportRequest
 
 FIRST_PAGE = 200  # cases shown before the whole run is loaded (several screenfuls)
 DEBOUNCE_FROM_ROWS = 20_000  # filtering more rows than this waits for a pause in the typing
@@ -424,18 +423,11 @@ class CaseListScreen(FollowsTheFolder, Screen[None]):
         if not self.complete:
             self.notify("still loading the cases: export when every case is in", severity="warning")
             return
-        ids = self.shown.column(RAW_ID)
-
-        def chosen(request: ExportRequest | None) -> None:
-            if request is not None and self.ragtui.store is not None:
-                self.export(self.ragtui.store, ids, request)
-
-        self.ragtui.open_export("the cases shown", "ragtui-cases", chosen)
-
-    @work(thread=True, group="export", description="export the cases")
-    def export(self, store: Store, ids: pa.ChunkedArray, request: ExportRequest) -> None:
-        """The rows shown, in their order, as data: scores as fractions, errors as text."""
-        export_and_tell(self.app, lambda: export_cases(store, self.run_id, ids), request, "cases")
+        ids, store = self.shown.column(RAW_ID), self.ragtui.store
+        # the rows shown, in their order, as data: scores as fractions, errors as text
+        export(
+            self, "the cases shown", "ragtui-cases", lambda: export_cases(store, self.run_id, ids)
+        )
 
     def on_case_grid_opened(self) -> None:
         self.action_open_case()

@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-import pyarrow as pa
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -29,8 +28,7 @@ from ragtui.core.store import RunRow as IndexedRun
 from ragtui.core.store import Store
 from ragtui.format import plural, printable
 from ragtui.tui.messages import RunsChanged
-from ragtui.tui.widgets.export_dialog import ExportRequest
-from ragtui.tui.widgets.exporting import export_and_tell
+from ragtui.tui.sharing import export
 from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.run_detail import line_detail, line_markdown
 from ragtui.tui.widgets.run_table import RunTable
@@ -481,15 +479,7 @@ class RunsScreen(Screen[None]):
             self.notify("no run highlighted", severity="warning")
             return
 
-        def chosen(request: ExportRequest | None) -> None:
-            if request is not None:
-                self.export(model.export_table(lines), request)
-
-        self.ragtui.open_export("the runs table", "ragtui-runs", chosen)
-
-    @work(thread=True, group="export", description="export the runs")
-    def export(self, table: pa.Table, request: ExportRequest) -> None:
-        export_and_tell(self.app, lambda: table, request, "rows")
+        export(self, "the runs table", "ragtui-runs", lambda: model.export_table(lines))
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
