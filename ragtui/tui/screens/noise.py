@@ -27,7 +27,7 @@ from ragtui.format import verdict_moves
 from ragtui.judge.noise import noise_lines
 from ragtui.judge.runner import Progress
 from ragtui.services.judging import NoiseCheck, noise_check, plan_batch
-from ragtui.tui.widgets.batch import BatchConfirm, JudgeBatch, counts, plan_text
+from ragtui.tui.widgets.batch import BatchConfirm, JudgeBatch, plan_text
 from ragtui.tui.widgets.judge_form import JudgeChoice, JudgeForm
 from ragtui.tui.widgets.key_bar import KeyBar
 from ragtui.tui.widgets.literal import join, lit
@@ -180,18 +180,10 @@ class NoiseScreen(JudgeBatch, Screen[None]):
         if not self.is_attached:
             return
         self.query_one("#batch-label", Static).update(lit(label, "bold"))
-        self.query_one("#batch-bar", ProgressBar).update(total=max(1, p.total), progress=p.done)
-        self.query_one("#batch-counts", Static).update(counts(p))
+        self.show_progress(p)
 
     def on_judge_batch_failed(self, message: JudgeBatch.Failed) -> None:
-        self.running = False
-        if not self.is_attached:
-            return
-        self.query_one("#batch-form").loading = False
-        self.query_one("#batch-label", Static).update(lit(message.error, "bold red"))
-        self.notify(message.error, title="noise check", severity="error", markup=False)
-        self.query_one("#batch-confirm").display = False
-        self.query_one("#batch-form").display = True
+        self.show_failure(message.error, "noise check")
 
     def _finished(self, result: NoiseCheck, margin: float) -> None:
         self.running = False

@@ -25,7 +25,7 @@ from ragtui.core.model import Case, Run
 from ragtui.format import short_pts
 from ragtui.judge.runner import BatchResult, Progress, rejudge_case
 from ragtui.services.judging import plan_batch, rejudge
-from ragtui.tui.widgets.batch import BatchConfirm, JudgeBatch, counts, plan_text
+from ragtui.tui.widgets.batch import BatchConfirm, JudgeBatch, plan_text
 from ragtui.tui.widgets.claims_view import claim_text
 from ragtui.tui.widgets.judge_form import JudgeChoice, JudgeForm
 from ragtui.tui.widgets.key_bar import KeyBar
@@ -265,17 +265,10 @@ class RejudgeRunScreen(JudgeBatch, Screen[None]):
     def _progress(self, p: Progress) -> None:
         """Called on the UI loop after every finished case."""
         if self.is_attached:
-            self.query_one("#batch-bar", ProgressBar).update(total=max(1, p.total), progress=p.done)
-            self.query_one("#batch-counts", Static).update(counts(p))
+            self.show_progress(p)
 
     def on_judge_batch_failed(self, message: JudgeBatch.Failed) -> None:
-        self.running = False
-        if not self.is_attached:
-            return
-        self.query_one("#batch-label", Static).update(lit(message.error, "bold red"))
-        self.notify(message.error, title="re-judge", severity="error", markup=False)
-        self.query_one("#batch-confirm").display = False
-        self.query_one("#batch-form").display = True
+        self.show_failure(message.error, "re-judge")
 
     def _finished(self, result: BatchResult) -> None:
         self.running = False

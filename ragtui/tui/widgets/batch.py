@@ -10,14 +10,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Button, Static
+from textual.widgets import Button, ProgressBar, Static
 
 from ragtui.config import Config, JudgeConfig
 from ragtui.core.model import Run
 from ragtui.judge.runner import Progress, default_metrics
 from ragtui.services.judging import BatchPlan
 from ragtui.trust import user_config_path
-from ragtui.tui.widgets.literal import join
+from ragtui.tui.widgets.literal import join, lit
 
 
 def configured_judges(config: Config, folder: object) -> tuple[list[JudgeConfig], str | None]:
@@ -155,6 +155,25 @@ class JudgeBatch:
         await confirm.remove_children()
         await confirm.mount(BatchConfirm(text))
         confirm.display = True
+
+    def show_progress(self, p: Progress) -> None:
+        """The bar and the counts after every finished case (on the UI loop)."""
+        screen: Any = self
+        screen.query_one("#batch-bar", ProgressBar).update(total=max(1, p.total), progress=p.done)
+        screen.query_one("#batch-counts", Static).update(counts(p))
+
+    def show_failure(self, error: str, title: str) -> None:
+        """A failed step: its one line in red where the progress was, a notification, and
+        the form again (to change the judge and try again); nothing more once closed."""
+        screen: Any = self
+        screen.running = False
+        if not screen.is_attached:
+            return
+        screen.query_one("#batch-form").loading = False
+        screen.query_one("#batch-label", Static).update(lit(error, "bold red"))
+        screen.notify(error, title=title, severity="error", markup=False)
+        screen.query_one("#batch-confirm").display = False
+        screen.query_one("#batch-form").display = True
 
     def on_batch_confirm_declined(self) -> None:
         """Back: the form again, to change the judge, the metrics or the reruns."""
