@@ -200,3 +200,33 @@ async def test_keys_typed_at_once_on_case_never_crash(sample_copy, make_app) -> 
                 app._driver.send_message(events.Key(key, None))
             await wait_ready(app, pilot)
         assert isinstance(app.screen, CaseScreen) and app.screen.data is not None
+
+
+async def test_tab_on_compare_switches_between_metric_table_and_case_list(
+    sample_copy, make_app
+) -> None:
+    """README: Compare `tab` metric table / case list. From the case list, tab was taken by
+    textual-fastdatatable (next cell): it moved the case cursor down a row and the focus never
+    went back to the metric table."""
+    from textual_fastdatatable import DataTable as FastTable
+
+    from ragtui.tui.widgets.metric_table import MetricTable
+
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare("baseline-2026-11-02", "strict-v2-2026-11-16")
+        await wait_ready(app, pilot)
+        assert isinstance(app.focused, MetricTable)
+        for expected in (FastTable, MetricTable, FastTable, MetricTable):
+            await pilot.press("tab")
+            await pilot.pause()
+            assert isinstance(app.focused, expected), type(app.focused)
+        await pilot.press("tab")
+        await pilot.pause()
+        cases = app.focused
+        assert isinstance(cases, FastTable) and cases.cursor_row == 0
+        await pilot.press("shift+tab")
+        await pilot.pause()
+        assert isinstance(app.focused, MetricTable)
+        assert cases.cursor_row == 0  # the case cursor stayed where it was
