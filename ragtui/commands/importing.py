@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from ragtui.core.errors import RagtuiError
+from ragtui.commands.common import user_errors
+from ragtui.core.errors import InputError, RagtuiError
 from ragtui.format import error_text, one_line
 from ragtui.importers import REGISTRY, ImportOptions
 from ragtui.importers.folder import foreign_files
@@ -159,6 +160,7 @@ def _expand_folders(paths: list[Path]) -> list[Path]:
     show_default=True,
     help="Folder of run files.",
 )
+@user_errors
 def import_command(
     files: tuple[str, ...],
     fmt: str | None,
@@ -193,6 +195,8 @@ def import_command(
     )
     try:
         store = open_into(into)
+    except InputError:
+        raise  # --into names the demo: bad input, exit 2 (as for re-judge and noise)
     except RagtuiError as err:
         raise click.ClickException(error_text(err)) from None
     declared, config_notices = declared_scales(into)

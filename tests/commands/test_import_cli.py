@@ -305,3 +305,17 @@ def test_a_file_without_a_date_says_so_and_date_sets_it(tmp_path: Path) -> None:
         cli, ["import", str(DATA / "inspect" / "refunds.eval"), "--into", str(tmp_path / "d")]
     )
     assert inspect.exit_code == 0 and "no run date" not in inspect.stderr
+
+
+def test_import_into_the_bundled_demo_is_bad_input_exit_2_as_for_rejudge(tmp_path: Path) -> None:
+    """README: exit 2 for bad input. `import --into` the demo exited 1 (a failure of what ran),
+    where `rejudge` and `noise` on the demo exit 2; nothing is written either way."""
+    demo = Path(__file__).resolve().parents[2] / "sample_runs"
+    before = sorted(p.name for p in demo.iterdir())
+    result = CliRunner().invoke(cli, ["import", str(RAGAS), "--into", str(demo)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines() == [
+        f"Error: {demo} is the bundled demo history, which is not written to: try it on a copy "
+        f"(cp -r {demo} runs)"
+    ]
+    assert sorted(p.name for p in demo.iterdir()) == before

@@ -200,3 +200,75 @@ async def test_keys_typed_at_once_on_case_never_crash(sample_copy, make_app) -> 
                 app._driver.send_message(events.Key(key, None))
             await wait_ready(app, pilot)
         assert isinstance(app.screen, CaseScreen) and app.screen.data is not None
+
+
+async def test_tab_on_compare_switches_between_metric_table_and_case_list(
+    sample_copy, make_app
+) -> None:
+    """README: Compare `tab` metric table / case list. From the case list, tab was taken by
+    textual-fastdatatable (next cell): it moved the case cursor down a row and the focus never
+    went back to the metric table."""
+    from textual_fastdatatable import DataTable as FastTable
+
+    from ragtui.tui.widgets.metric_table import MetricTable
+
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        app.open_compare("baseline-2026-11-02", "strict-v2-2026-11-16")
+        await wait_ready(app, pilot)
+        assert isinstance(app.focused, MetricTable)
+        for expected in (FastTable, MetricTable, FastTable, MetricTable):
+            await pilot.press("tab")
+            await pilot.pause()
+            assert isinstance(app.focused, expected), type(app.focused)
+        await pilot.press("tab")
+        await pilot.pause()
+        cases = app.focused
+        assert isinstance(cases, FastTable) and cases.cursor_row == 0
+        await pilot.press("shift+tab")
+        await pilot.pause()
+        assert isinstance(app.focused, MetricTable)
+        assert cases.cursor_row == 0  # the case cursor stayed where it was
+
+
+async def test_j_walks_the_claims_of_the_case_that_right_bracket_opened(
+    sample_copy, make_app
+) -> None:
+    """README: Case `j` / `k` walk the claims. After `]` (or `[`, `u`) the next case drew
+    without the focus (the body's loading state took it), so j and k did nothing."""
+    import json
+
+    from ragtui.tui.widgets.claims_view import ClaimsView
+
+    run_file = sample_copy / "strict-v2-2026-11-16.ragtui.jsonl"
+    rows = [json.loads(x) for x in run_file.read_text(encoding="utf-8").splitlines()[1:]]
+    claims_of = {r["case_id"]: len(r.get("claims") or []) for r in rows}
+    assert claims_of["refund-04"] >= 2 and claims_of["refund-06"] >= 2  # claims to walk
+    app = make_app(sample_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        screen = CaseScreen(
+            "strict-v2-2026-11-16",
+            ["refund-06", "refund-04"],
+            0,
+            other_run_id="baseline-2026-11-02",
+            metric="faithfulness",
+        )
+        await app.push_screen(screen)
+        await wait_ready(app, pilot)
+        for key, case in (
+            ("right_square_bracket", "refund-04"),
+            ("left_square_bracket", "refund-06"),
+        ):
+            await pilot.press(key)
+            await wait_ready(app, pilot)
+            claims = screen.query_one(ClaimsView)
+            assert screen.case_id == case and claims.option_count == claims_of[case]
+            assert claims.highlighted == 0
+            await pilot.press("j")
+            await pilot.pause()
+            assert claims.highlighted == 1, f"j did nothing after {key}"
+            await pilot.press("k")
+            await pilot.pause()
+            assert claims.highlighted == 0

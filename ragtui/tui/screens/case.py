@@ -225,7 +225,12 @@ class CaseScreen(FollowsTheFolder, Screen[None]):
     # ------------------------------------------------------------ workers
 
     def load(self) -> None:
-        self.query_one("#case-body").loading = True
+        body = self.query_one("#case-body")
+        if self.focused is None or body in self.focused.ancestors:
+            # `loading` takes the focus from the claims list inside the body: give it back when
+            # the case is drawn, or after ] / [ / u the keys j and k had nothing to walk
+            self._focused_once = False
+        body.loading = True
         self.data, self.diagnosis, self.classes_of_case = None, None, ()
         self.fetch(self.case_id)
 

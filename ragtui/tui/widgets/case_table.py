@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult, RenderResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Static
@@ -147,6 +149,17 @@ def export_rows(rows: pa.Table) -> pa.Table:
     return rows.select(keep)
 
 
+class CaseTable(FastTable):
+    """The case list's table. textual-fastdatatable binds tab / shift+tab to its next / previous
+    cell, which took the key from the screen: Compare's `tab` (metric table / case list) moved
+    the row cursor down instead, and the focus never went back to the metric table."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("tab", "app.focus_next", "next pane", show=False),
+        Binding("shift+tab", "app.focus_previous", "previous pane", show=False),
+    ]
+
+
 class CaseList(Vertical):
     """A comparison's cases under their caption, with the filter box: `show` filters in a
     thread worker (Arrow) and swaps in a textual-fastdatatable when the rows are ready."""
@@ -242,7 +255,7 @@ class CaseList(Vertical):
         had_focus = old is not None and old.has_focus
         cursor = old.cursor_row if old is not None and had_focus else 0
         await holder.remove_children()
-        table = FastTable(
+        table = CaseTable(
             backend=message.shown,
             cursor_type="row",
             render_markup=False,  # untrusted text: shown literally
