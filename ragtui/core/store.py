@@ -14,6 +14,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import stat as stat_module
 import tempfile
 import threading
@@ -31,6 +32,7 @@ from ragtui.core.decoding import FileState
 from ragtui.core.errors import (
     DiskFull,
     IndexFault,
+    InputError,
     RagtuiError,
     RunFileError,
     StoreError,
@@ -45,7 +47,19 @@ from ragtui.core.tables import SCHEMA_VERSION
 
 INDEX_NAME = ".ragtui.duckdb"
 # DuckDB's cache of the index; beyond it DuckDB spills to disk. RAGTUI_DUCKDB_MEMORY overrides.
-MEMORY_LIMIT = os.environ.get("RAGTUI_DUCKDB_MEMORY", "256MB")
+MEMORY_LIMIT = "256MB"
+_SIZE = re.compile(r"\s*\d+(\.\d+)?\s*([kmgt]i?b|b|bytes)?\s*", re.IGNORECASE)
+
+
+def memory_limit() -> str:
+    """RAGTUI_DUCKDB_MEMORY, else MEMORY_LIMIT; a value DuckDB would refuse is named here
+    (DuckDB's own error, "Memory must have a number", did not say which setting)."""
+    value = os.environ.get("RAGTUI_DUCKDB_MEMORY", "").strip() or MEMORY_LIMIT
+    if not _SIZE.fullmatch(value):
+        raise InputError(
+            f"RAGTUI_DUCKDB_MEMORY: expected a size such as 512MB or 1GB, found {value!r}"
+        )
+    return value
 
 
 def _duckdb_config() -> dict[str, str | int | bool]:
@@ -54,7 +68,7 @@ def _duckdb_config() -> dict[str, str | int | bool]:
     ragtui processes run at once, as the test suite's workers do; DuckDB's own default, one
     per core, otherwise)."""
     config: dict[str, str | int | bool] = {
-        "memory_limit": MEMORY_LIMIT,
+        "memory_limit": memory_limit(),
         # the index only ever reads what ragtui hands it: no files, URLs or extensions, so
         # nothing a database file holds (a view, a macro) can read or send anything
         "enable_external_access": False,
@@ -805,7 +819,7 @@ def _store_error(path: Path, exc: duckdb.Error) -> StoreError:
         )
     if isinstance(exc, duckdb.OutOfMemoryException) or text.startswith("Out of Memory"):
         return IndexFault(
-            f"index {shown_path(path)}: DuckDB ran out of its {MEMORY_LIMIT} memory limit "
+            f"index {shown_path(path)}: DuckDB ran out of its {memory_limit()} memory limit "
             f"({_first_line(exc)}); RAGTUI_DUCKDB_MEMORY=1GB raises it"
         )
     return IndexFault(f"index {shown_path(path)}: {_first_line(exc)}")

@@ -186,3 +186,15 @@ def test_show_of_a_run_that_names_no_judge_says_unknown_not_none(tmp_path: Path)
     assert result.exit_code == 0, result.output
     assert "judge unknown prompt unknown" in result.stdout
     assert "None" not in result.stdout
+
+
+def test_a_bad_duckdb_memory_setting_names_the_variable(tmp_path: Path) -> None:
+    """It said 'Parser Error: Memory must have a number (e.g. 1GB)': no word of which setting."""
+    make_run(tmp_path, "base-1")
+    bad = CliRunner().invoke(cli, ["runs", str(tmp_path)], env={"RAGTUI_DUCKDB_MEMORY": "lots"})
+    assert bad.exit_code == 2
+    assert bad.stderr.strip() == (
+        "Error: RAGTUI_DUCKDB_MEMORY: expected a size such as 512MB or 1GB, found 'lots'"
+    )
+    good = CliRunner().invoke(cli, ["runs", str(tmp_path)], env={"RAGTUI_DUCKDB_MEMORY": "512 MiB"})
+    assert good.exit_code == 0 and "base-1" in good.stdout
