@@ -105,7 +105,8 @@ def head_table(head: bytes, jsonl: bool = False) -> tuple[list[str], list[dict[s
     if looks_like_json(text):
         try:
             data = json.loads(text)
-            if jsonl and isinstance(data, dict):
+            # one line: a record; an object over several lines (pretty-printed) is no JSONL
+            if jsonl and isinstance(data, dict) and "\n" not in text.strip():
                 data = [data]
         except (ValueError, RecursionError):
             first = text.lstrip().split("\n", 1)[0]
@@ -202,9 +203,18 @@ def _is_jsonl(text: str) -> bool:
         return False
 
 
+def _first_line_object(text: str) -> bool:
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        return isinstance(json.loads(first), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
 def _read_json(path: Path, text: str) -> Table:
-    # a .jsonl of one record is JSONL too (an eval of one case), not one object without records
-    jsonl = path.suffix.lower() == ".jsonl" or _is_jsonl(text)
+    # a .jsonl of one record is JSONL too (an eval of one case), not one object without records;
+    # a .jsonl whose first line is no whole object (a pretty-printed JSON object) is read as JSON
+    jsonl = _is_jsonl(text) or (path.suffix.lower() == ".jsonl" and _first_line_object(text))
     if text.lstrip().startswith("{") and jsonl:
         return _read_jsonl(path, text)
     data = load_json(path, text)

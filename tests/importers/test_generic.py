@@ -264,3 +264,25 @@ def test_a_windows_1252_byte_past_the_first_64_kb_is_named_with_its_line(tmp_pat
     message = str(info.value)
     assert message.startswith(f"{path}:8002: not UTF-8 text (byte 0xE9 at offset {offset};")
     assert "iconv -f CP1252 -t UTF-8" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_a_pretty_printed_object_of_records_imports_whatever_its_suffix(
+    tmp_path: Path, suffix: str
+) -> None:
+    """A JSON object holding its records, pretty-printed over several lines, in a file named
+    .jsonl: its first line is no record, so it is read as JSON, as the same file named .json
+    (taking every .jsonl for JSONL refused it: 'line 1: invalid JSON')."""
+    path = tmp_path / f"results{suffix}"
+    path.write_text(
+        "{\n"
+        '  "records": [\n'
+        '    {"question": "q1", "answer": "a1", "faithfulness": 0.25},\n'
+        '    {"question": "q2", "answer": "a2", "faithfulness": 1.0}\n'
+        "  ]\n"
+        "}\n"
+    )
+    for fmt in (None, "generic"):  # found by detection (`ragtui import`), and named
+        [run_file] = load_file(path, fmt)
+        assert [(c.question, c.answer) for c in run_file.cases] == [("q1", "a1"), ("q2", "a2")]
+        assert [c.scores["faithfulness"].value for c in run_file.cases] == [0.25, 1.0]
