@@ -56,7 +56,10 @@ def plan_text(plan: BatchPlan, verb: str, extra: str | None = None) -> Text:
         (f"{plan.calls:,} judge calls", "bold"),
         (
             f", {plan.made:,} of them made by an earlier run of this batch: "
-            f"{plan.calls - plan.made:,} left to send"
+            # (the grades a case there lacks because the judge failed them are not in the
+            # index: the words say they are asked again, not a count that would leave them out)
+            f"{plan.calls - plan.made:,} left to send, and any grade the judge failed there "
+            "again"
             if plan.made
             else "",
             "",
