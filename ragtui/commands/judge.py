@@ -176,14 +176,16 @@ def rejudge_command(
 
 
 def _fail_if_nothing_graded(result: BatchResult) -> None:
-    """Exit 1 when the judge failed every grade of every case asked and no run was written (a
-    batch too small for the runner's stop rule, e.g. `--case X`): nothing came of it, which
-    is not a success. A resume whose retried cases fail again keeps its run: not this."""
+    """Exit 1 when this call graded nothing and left cases out because the judge failed
+    every grade of them (a batch too small for the runner's stop rule, e.g. `--case X`):
+    nothing came of it, which is not a success, whether or not an earlier call began the run
+    file. A resume whose retried cases fail again leaves none out: not this."""
     p = result.progress
-    if p.left_out and not result.path.exists():
+    if p.left_out and not (p.scored or p.parse_failures):
+        written = "" if result.path.exists() else ", no run written"
         raise click.ClickException(
             f"the judge failed every grade of the {plural(p.left_out, 'case')} asked: nothing "
-            "judged, no run written (running it again retries them)"
+            f"judged{written} (running it again retries them)"
         )
 
 

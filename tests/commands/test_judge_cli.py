@@ -193,6 +193,25 @@ def test_a_case_re_judge_the_judge_failed_entirely_exits_1_not_0(
     server.default = "YES"
     server.when("ANSWER-01", Fault(500, body="model overloaded"))
     assert invoke(*args, "--judge", "local", env=env).exit_code == 0
+    # c01 alone again, refused again: nothing judged by this call, though the run file that
+    # the call before began is there (it exited 0 then, and 1 on a fresh folder)
+    assert list(runs.glob("base--rejudge-*"))
+    again = invoke(
+        "rejudge",
+        "base",
+        str(runs),
+        "--case",
+        "c01",
+        "-m",
+        "faithfulness",
+        "--judge",
+        "local",
+        env=env,
+    )
+    assert again.exit_code == 1, again.output
+    assert (
+        "the judge failed every grade of the 1 case asked: nothing judged (running" in again.stderr
+    )
 
 
 def test_bad_judge_choice_is_one_line(tmp_path: Path, server: FakeJudge) -> None:
