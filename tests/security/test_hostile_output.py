@@ -98,7 +98,12 @@ def test_judge_commands_with_a_hostile_server(setup: dict, hostile_judge: FakeJu
     out, _ = run_clean(setup, "rejudge", RUN_A, folder, "--judge", "j", "-m", "faithfulness")
     assert "parse failures" in out
     assert "answered HTTP 400" in out  # the hostile error body, escaped, in a sample line
-    run_clean(setup, "rejudge", RUN_A, folder, "--judge", "j", "-m", "faithfulness", "--json")
+    # the resume asks again only the cases the server refused, which it refuses again: this
+    # call judged nothing (exit 1, said on one clean line)
+    _, err = run_clean(
+        setup, "rejudge", RUN_A, folder, "--judge", "j", "-m", "faithfulness", "--json", ok=False
+    )
+    assert "nothing judged" in err
     hostile_judge.default = "YES"
     out, _ = run_clean(
         setup, "noise", RUN_A, folder, "--judge", "j", "-m", "faithfulness", "--times", "2"
