@@ -57,6 +57,7 @@ from ragtui.core.verdict import (
     SameConfig,
     ScalesDiffer,
     SeedNote,
+    UnevenReruns,
     Unpaired,
     Verdict,
 )
@@ -412,6 +413,10 @@ class Builder:
             rules = [n for n in noise if isinstance(n, RerunRule) and n.side == side]
             if rules and all(n.source == "judge-only" for n in rules):
                 noise.append(JudgeOnlyFloor(side))
+        uneven = sorted(((len(rows_a), "A"), (len(rows_b), "B")))
+        if uneven[0][0] == 1 and uneven[1][0] > 1 and not self.same_config:
+            # a warning, not a noise line: the gate shows it, and a one-sided reading needs it
+            self.out.warnings.append(UnevenReruns(uneven[1][1], uneven[1][0], uneven[0][1]))
         if len(rows_a) < 2 and len(rows_b) < 2 and not self.same_config:
             twins = sum(isinstance(w, RerunIdentical) for w in self.out.warnings)
             noise.append(NoReruns(twins))

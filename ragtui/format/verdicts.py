@@ -32,6 +32,7 @@ from ragtui.core.verdict import (
     ScalesDiffer,
     SeedNote,
     SelfJudged,
+    UnevenReruns,
     Unpaired,
     Verdict,
 )
@@ -342,6 +343,14 @@ def note_text(n: Note) -> str:
             return rule_text(n)
         case RerunMean(side=side, runs=runs):
             return f"{side}'s per-case values are the mean of its {runs} reruns"
+        case UnevenReruns(side=side, runs=runs, single=single):
+            return (
+                f"{side} is the mean of {runs} reruns and {single} a single run: under no change "
+                "the per-case changes lean one way, so false alarms split unevenly between "
+                "improved and regressed (simulated: up to 1 in 21 one way and 1 in 125 the "
+                f"other, where 1 in 40 each is meant); for a one-sided decision (gate), rerun "
+                f"{single} as often"
+            )
         case NoReruns(identical=0):
             return (
                 "no reruns of A or B with the same config: noise floor unknown "

@@ -476,3 +476,34 @@ def test_a_floor_reads_the_same_mean_whether_or_not_m_gates_its_metric(tmp_path:
         out = run("gate", "a", "b", folder, "--min", "faith=80", "--json", *extra)
         (floor,) = [ch for ch in json.loads(out.stdout)["checks"] if "floor" in ch["code"]]
         assert floor["code"] == "floor_held" and floor["value"] == pytest.approx(0.80), extra
+
+
+def test_reruns_on_one_side_only_say_the_false_alarms_split_unevenly(history: RunWriter) -> None:
+    """A averaged over its 2 reruns against a single B: the per-case changes are skewed under
+    no change, which a one-sided decision (the gate) should know (the statistician's
+    simulation: 1 in 21 improved, 1 in 125 regressed, where 1 in 40 each is meant)."""
+
+    def notes(a: str, b: str) -> list[dict]:
+        result = run("compare", a, b, str(history.folder), "--json")
+        assert result.exit_code == 0, result.output
+        noise = json.loads(result.stdout)["warnings"]
+        return [
+            {k: v for k, v in n.items() if k != "text"}
+            for n in noise
+            if n["code"] == "uneven_reruns"
+        ]
+
+    reruns = len(list(history.folder.glob("base-*.ragtui.jsonl")))  # base-0 and base-1
+    assert notes("base-0", "strict") == [
+        {"code": "uneven_reruns", "side": "A", "runs": reruns, "single": "B"}
+    ]
+    assert notes("strict", "base-0") == [
+        {"code": "uneven_reruns", "side": "B", "runs": reruns, "single": "A"}
+    ]
+    assert notes("strict", "noise") == []  # one run a side: alike
+    out = run("compare", "base-0", "strict", str(history.folder)).stdout
+    assert f"A is the mean of {reruns} reruns and B a single run" in out
+    assert "rerun B as often" in out
+    # and the gate, a one-sided decision, says it too
+    gate = run("gate", "base-0", "strict", str(history.folder))
+    assert f"A is the mean of {reruns} reruns and B a single run" in gate.stdout + gate.stderr

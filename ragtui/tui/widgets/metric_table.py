@@ -25,6 +25,7 @@ from ragtui.core.verdict import (
     RerunIdentical,
     RerunRule,
     SameConfig,
+    UnevenReruns,
     Verdict,
 )
 from ragtui.format import interval, p_value, pts, signed_pts
@@ -322,7 +323,8 @@ def notes(c: Comparison, metric: str | None) -> Text:
     lines += [agreement_line(g) for g in agreements]
     # warnings about the selected metric (and about the runs) first: the box may cut the rest
     shown = [w for w in c.warnings if not isinstance(w, LowAgreement)]
-    shown.sort(key=lambda w: not _about(w, metric))
+    # (reruns on one side only, a caution about the method, after what is wrong with the runs)
+    shown.sort(key=lambda w: (isinstance(w, UnevenReruns), not _about(w, metric)))
     lines += [lit(f"! {fmt.note_text(w)}", "yellow") for w in shown]
     return Text("\n").join(lines)
 
