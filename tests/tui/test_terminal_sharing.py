@@ -59,6 +59,19 @@ def test_copy_and_pager_in_a_real_terminal(tmp_path: Path) -> None:
         tmux.keys("Tab", "y")  # the worst case of the list
         buffer = wait_buffer(tmux, "# Case ")
         assert "## Chunks of B" in buffer
+        # o pages the highlighted case; back from the pager the case list keeps the focus, so
+        # y copies that case again (the focus had gone to the metric table: y copied the report)
+        tmux.keys("o")
+        deadline = time.monotonic() + 30
+        while not paged.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert paged.read_text().startswith("# Case ")
+        paged.unlink()
+        tmux.wait_for("cases, worst first")
+        tmux("set-buffer", "emptied")
+        time.sleep(0.3)  # the app takes the terminal back
+        tmux.keys("y")
+        assert "## Chunks of B" in wait_buffer(tmux, "# Case ")
         tmux.keys("Enter", wait_for="ragtui · Case")
         tmux.keys("o")
         deadline = time.monotonic() + 30
