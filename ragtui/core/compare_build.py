@@ -413,10 +413,11 @@ class Builder:
             rules = [n for n in noise if isinstance(n, RerunRule) and n.side == side]
             if rules and all(n.source == "judge-only" for n in rules):
                 noise.append(JudgeOnlyFloor(side))
-        uneven = sorted(((len(rows_a), "A"), (len(rows_b), "B")))
-        if uneven[0][0] == 1 and uneven[1][0] > 1 and not self.same_config:
+        ka, kb = len(rows_a), len(rows_b)
+        if min(ka, kb) == 1 and max(ka, kb) > 1 and not self.same_config:
             # a warning, not a noise line: the gate shows it, and a one-sided reading needs it
-            self.out.warnings.append(UnevenReruns(uneven[1][1], uneven[1][0], uneven[0][1]))
+            side, single = ("A", "B") if ka > 1 else ("B", "A")
+            self.out.warnings.append(UnevenReruns(side, max(ka, kb), single))
         if len(rows_a) < 2 and len(rows_b) < 2 and not self.same_config:
             twins = sum(isinstance(w, RerunIdentical) for w in self.out.warnings)
             noise.append(NoReruns(twins))

@@ -122,7 +122,8 @@ def plan_batch(
     parent = store.run(run_id)
     if case_ids:
         return BatchPlan(run_id, parent.name, judge, names, len(case_ids), times)
-    cases = next(r.n_cases for r in store.run_rows() if r.id == run_id)
+    rows = store.run_rows()
+    cases = next(r.n_cases for r in rows if r.id == run_id)
     # the batch reopens the run file(s) an earlier run of it began and judges only the cases
     # not in them: a plan of every call would overstate what is sent (a finished batch: none)
     chosen = get_metrics(names)
@@ -131,7 +132,7 @@ def plan_batch(
         if times > 1
         else [batch_run(parent, judge, chosen).id]
     )
-    known = {r.id for r in store.run_rows()}
+    known = {r.id for r in rows}
     done = sum(min(cases, store.case_count(i)) for i in ids if i in known)
     return BatchPlan(run_id, parent.name, judge, names, cases, times, done)
 
@@ -294,7 +295,7 @@ async def full_noise_check(
 def _free_prefix(store: Store, start: str, times: int) -> str:
     """`start` + the time to the second, made unique: a second check within that second (a
     script's next command) took the same run ids and failed on them."""
-    known = {r.id for r in store.run_rows()}
+    known = set(store.runs().column("run_id").to_pylist())
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     for k in range(1000):
         prefix = f"{start}{stamp}" + (f".{k}" if k else "")

@@ -9,7 +9,7 @@ from ragtui import format as fmt
 from ragtui.core.compare import Comparison
 from ragtui.core.store import Store
 from ragtui.format import md_code, pts, signed_pts
-from ragtui.format import md_inline as md  # the one Markdown escaper (screens import it here)
+from ragtui.format import md_inline as md  # the one Markdown escaper
 
 WORST_CASES = 10
 EXCERPT = 300

@@ -23,6 +23,7 @@ from ragtui.format import (
     attribution_text,
     chunk_mark,
     claim_change_detail,
+    md_inline,
     printable,
     short_pts,
     signed_pts,
@@ -101,8 +102,7 @@ def metrics_of(data: CaseData) -> list[str]:
 
 def _md(text: object, markdown: bool) -> str:
     """A one-line value: printable, whitespace runs as one space, Markdown escaped."""
-    flat = " ".join(printable(None if text is None else str(text)).split())
-    return MD_SPECIAL.sub(r"\\\1", flat) if markdown else flat
+    return md_inline(text) if markdown else " ".join(printable(text).split())
 
 
 def _block(text: object, markdown: bool) -> list[str]:

@@ -98,7 +98,7 @@ def cells_table(m: MultiComparison, cells: list[Cell]) -> pa.Table:
 
 def markdown_table(m: MultiComparison, cells: list[Cell]) -> str:
     from ragtui.format import md_code
-    from ragtui.services.report import md
+    from ragtui.format import md_inline as md
 
     names = dict(zip(m.candidates, m.names, strict=True))
     tests = sum(c.p is not None for c in m.cells)
